@@ -1,0 +1,23 @@
+"""softfloat: bit-exact simulation of low-precision floating point (fp16, bf16,
+fp8, tf32 and custom formats) in every rounding mode, with IEEE flags.
+
+Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
+**values** (float64 arrays holding exactly representable values).
+"""
+from .context import Context, getcontext, localcontext, setcontext
+from .conversions import convert, from_bits, quantize, to_bits
+from .flags import Flags, flag_names
+from .formats import (BF16, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2, FP8_E5M2FNUZ, FP16, FP32,
+                      TF32, Format, formats, get_format)
+from .rounding import DETERMINISTIC_MODES, ROUNDING_MODES, Rounding, get_rounding
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Context", "getcontext", "setcontext", "localcontext",
+    "to_bits", "from_bits", "quantize", "convert",
+    "Flags", "flag_names",
+    "Format", "formats", "get_format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2",
+    "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ",
+    "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
+]

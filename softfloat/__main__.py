@@ -1,0 +1,31 @@
+"""Command line: ``python -m softfloat <command> ...``.
+
+Commands are looked up lazily so that one command's imports never slow another.
+"""
+import importlib
+import sys
+
+COMMANDS = {
+    "sweep": ("softfloat.sweep", "main", "exhaustive or sharded sweeps of an operation against an oracle"),
+    "testfloat": ("softfloat.testfloat", "main", "TestFloat-compatible test vectors: gen and ver"),
+    "demo": ("softfloat.demo", "main", "the worked examples: how values round into fp16 and bf16"),
+}
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m softfloat <command> [options]\n\ncommands:")
+        for name, (_, _, help_) in COMMANDS.items():
+            print(f"  {name:10s} {help_}")
+        return 0 if argv else 2
+    cmd = argv.pop(0)
+    if cmd not in COMMANDS:
+        print(f"unknown command {cmd!r}; expected one of {sorted(COMMANDS)}", file=sys.stderr)
+        return 2
+    mod, fn, _ = COMMANDS[cmd]
+    return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""Unpack, the one round_pack, NaN construction and the counter-based random source."""
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+# Rounding codes (mirror softfloat.rounding.Rounding).
+RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
+# Flag bits (SoftFloat's values).
+F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
+# Overflow policies.
+OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
+# Format kinds.
+K_IEEE, K_FN, K_FNUZ = 0, 1, 2
+# Classes returned by unpack.
+C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
+# NaN policies.
+NAN_PROPAGATE, NAN_CANONICAL = 0, 1
+
+# Policy tuple layout (see softfloat.context.kernel_policy).
+P_MODE, P_FTZ, P_DAZ, P_OVF, P_TINB, P_NAN, P_NANBITS, P_SRBITS = range(8)
+
+
+@intrinsic
+def clz64(typingctx, x):
+    """Count leading zeros of a 64-bit integer (64 for zero): LLVM's ctlz."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.int64(x)
+
+    def codegen(context, builder, signature, args):
+        v = context.cast(builder, args[0], signature.args[0], types.int64)
+        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
+        fn = builder.module.declare_intrinsic("llvm.ctlz", [ir.IntType(64)], fnty)
+        return builder.call(fn, [v, ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def shift_right_jam(x, n):
+    """x >> n with every bit shifted out OR-ed into bit 0 (x >= 0, n >= 0)."""
+    if n == 0:
+        return x
+    if n >= 63:
+        return np.int64(1) if x != 0 else np.int64(0)
+    out = x >> n
+    if x & ((np.int64(1) << n) - 1):
+        out |= 1
+    return out
+
+
+@njit(cache=True, inline="always")
+def rand_bits(key, idx, nbits):
+    """``nbits`` (1..32) uniform random bits for element ``idx`` of a stream ``key``.
+
+    SplitMix64 finaliser over ``key + (idx + 1) * golden``: a pure function of
+    (key, idx), so results do not depend on threads or chunking.
+    """
+    z = np.uint64(key) + np.uint64(idx + 1) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z >> np.uint64(64 - nbits))
+
+
+@njit(cache=True, inline="always")
+def unpack(bits, E, M, bias, kind, daz):
+    """Classify and decode one encoding.
+
+    Returns ``(cls, sign, exp, sig)``: for finite nonzero values the value is
+    ``(-1)**sign * sig * 2**exp`` with sig the integer significand (hidden bit
+    included). ``daz`` reads subnormal inputs as signed zero.
+    """
+    bits = np.int64(bits)
+    sign = (bits >> (E + M)) & 1
+    efield = (bits >> M) & ((np.int64(1) << E) - 1)
+    frac = bits & ((np.int64(1) << M) - 1)
+    eall = (np.int64(1) << E) - 1
+    if kind == K_IEEE:
+        if efield == eall:
+            if frac == 0:
+                return C_INF, sign, np.int64(0), np.int64(0)
+            if frac >> (M - 1):
+                return C_QNAN, sign, np.int64(0), frac
+            return C_SNAN, sign, np.int64(0), frac
+    elif kind == K_FN:
+        if efield == eall and frac == (np.int64(1) << M) - 1:
+            return C_QNAN, sign, np.int64(0), frac
+    else:
+        if sign == 1 and efield == 0 and frac == 0:
+            return C_QNAN, sign, np.int64(0), frac
+    if efield == 0:
+        if frac == 0 or daz:
+            return C_ZERO, sign, np.int64(0), np.int64(0)
+        return C_FINITE, sign, 1 - bias - M, frac
+    return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
+
+
+@njit(cache=True, inline="always")
+def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
+    """The NaN a result gets. ``payload`` holds ``plen`` bits of a source NaN's
+    fraction (plen = 0: no source NaN, e.g. inf - inf).
+
+    propagate: the source's sign and top fraction bits, quieted (SoftFloat 8086-SSE);
+    a fresh NaN is the format's default NaN. canonical: always ``nanbits``.
+    Formats without payloads (fn, fnuz) give their NaN.
+    """
+    if kind == K_FNUZ:
+        return np.int64(1) << (E + M)
+    if kind == K_FN:
+        return (sign << (E + M)) | ((np.int64(1) << (E + M)) - 1)
+    if nanmode == NAN_CANONICAL or plen == 0:
+        return nanbits
+    if plen >= M:
+        frac = payload >> (plen - M)
+    else:
+        frac = payload << (M - plen)
+    frac |= np.int64(1) << (M - 1)
+    return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M) | frac
+
+
+@njit(cache=True, inline="always")
+def _round_increment(mode, sign, q, rem, half):
+    """1 if the magnitude q (with remainder rem, half = the half-ulp) rounds up.
+    Not for RTO or stochastic rounding, which round_pack handles itself."""
+    if rem == 0:
+        return 0
+    if mode == RNE:
+        return 1 if (rem > half or (rem == half and (q & 1) == 1)) else 0
+    if mode == RNA:
+        return 1 if rem >= half else 0
+    if mode == RUP:
+        return 1 - sign
+    if mode == RDN:
+        return sign
+    return 0
+
+
+@njit(cache=True, inline="always")
+def max_mag(E, M, kind):
+    """Magnitude encoding of the largest finite value."""
+    if kind == K_IEEE:
+        return (((np.int64(1) << E) - 1) << M) - 1
+    if kind == K_FN:
+        return (np.int64(1) << (E + M)) - 2
+    return (np.int64(1) << (E + M)) - 1
+
+
+@njit(cache=True, inline="always")
+def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
+    """Encoding for an overflowed result (the flags are the caller's)."""
+    if ovf == OVF_SATURATE:
+        return (sign << (E + M)) | max_mag(E, M, kind)
+    to_inf = (mode == RNE or mode == RNA or mode == RSR
+              or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
+    if not to_inf:
+        return (sign << (E + M)) | max_mag(E, M, kind)
+    if kind == K_IEEE:
+        return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M)
+    return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_CANONICAL, nanbits)
+
+
+@njit(cache=True, inline="always")
+def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
+    """Round ``(-1)**sign * sig * 2**exp`` (sig > 0, maybe jammed) into the format.
+
+    The only function that reads the rounding mode. Returns ``(bits, flags)``.
+    ``rbits`` is the random integer (pol[P_SRBITS] bits) for stochastic rounding.
+    """
+    mode = pol[P_MODE]
+    flags = 0
+    # 1. Normalize: leading one at bit 62.
+    lz = clz64(sig) - 1
+    sig = sig << lz
+    exp = exp - lz
+    e = exp + 62                      # exponent of the leading bit
+    emin = 1 - bias
+    tiny_before = e < emin
+    # 2. Rounding point: M fraction bits for normal results, fewer below emin.
+    sh = 62 - M
+    if tiny_before:
+        sh += emin - e
+    if sh > 62:                       # keep sh <= 62 so that q, rem, half fit
+        sig = shift_right_jam(sig, sh - 62)
+        sh = 62
+    q = sig >> sh
+    rem = sig & ((np.int64(1) << sh) - 1)
+    half = np.int64(1) << (sh - 1)
+    # 3. Round the magnitude.
+    if rem != 0:
+        flags |= F_INEXACT
+        if mode == RTO:
+            q |= 1
+        elif mode == RSR:
+            nb = pol[P_SRBITS]
+            top = rem >> (sh - nb)
+            rest = rem & ((np.int64(1) << (sh - nb)) - 1)
+            if rest != 0:
+                top += 1
+            if rbits < top:           # P(up) = ceil(frac * 2**nb) / 2**nb
+                q += 1
+        else:
+            q += _round_increment(mode, sign, q, rem, half)
+    # 4. Pack: a carry out of the significand moves into the exponent by itself.
+    if tiny_before:
+        mag = q
+    else:
+        mag = ((e + bias - 1) << M) + q
+    # 5. Overflow.
+    if mag > max_mag(E, M, kind):
+        flags |= F_OVERFLOW | F_INEXACT
+        return overflow_result(sign, E, M, kind, mode, pol[P_OVF], pol[P_NANBITS]), flags
+    # 6. Tininess and underflow.
+    tiny = tiny_before
+    if tiny and e == emin - 1 and pol[P_TINB] == 0 and mode != RSR and mode != RTO:
+        # after rounding: would rounding to full precision carry up to 2**emin?
+        sh0 = 62 - M
+        q0 = sig >> sh0
+        rem0 = sig & ((np.int64(1) << sh0) - 1)
+        q0 += _round_increment(mode, sign, q0, rem0, np.int64(1) << (sh0 - 1))
+        if q0 >> (M + 1):
+            tiny = False
+    if pol[P_FTZ] and 0 < mag < (np.int64(1) << M):
+        flags |= F_UNDERFLOW | F_INEXACT
+        mag = 0
+    elif tiny and rem != 0:
+        flags |= F_UNDERFLOW
+    if kind == K_FNUZ and mag == 0:
+        return np.int64(0), flags
+    return (sign << (E + M)) | mag, flags
+
+
+@njit(cache=True, inline="always")
+def zero_bits(sign, E, M, kind):
+    if kind == K_FNUZ:
+        return np.int64(0)
+    return sign << (E + M)
+
+
+@njit(cache=True, inline="always")
+def inf_bits(sign, E, M, kind, ovf, nanbits):
+    """Encoding for an exact infinite result; formats without infinity give NaN
+    (or their largest value when overflow saturates). Returns (bits, flags)."""
+    if kind == K_IEEE:
+        return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
+    if ovf == OVF_SATURATE:
+        return (sign << (E + M)) | max_mag(E, M, kind), 0
+    return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_CANONICAL, nanbits), F_INVALID

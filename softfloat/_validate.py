@@ -1,0 +1,83 @@
+"""Input checks shared by the public functions: nothing is silently cast."""
+from __future__ import annotations
+
+import numpy as np
+
+from .formats import FP16, FP32, FP64, Format, get_format
+
+# Host float dtypes accepted as values, and the format each one is.
+HOST_FORMATS = {np.dtype(np.float64): FP64, np.dtype(np.float32): FP32,
+                np.dtype(np.float16): FP16}
+
+
+def as_values(x, name="x") -> np.ndarray:
+    """A float16/32/64 array from an array, scalar or list; ints, bools, complex refused."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected float values (float64, float32 or float16), got bool")
+    if isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name}: expected float values (float64, float32 or float16), got an "
+                        f"integer {x!r}; write it as a float (e.g. {x}.0) to convert it")
+    if hasattr(x, "bits") and hasattr(x, "format") and not isinstance(x, np.ndarray):
+        raise TypeError(f"{name}: got a softfloat array; use its .bits with the bits functions "
+                        f"or np.asarray(...) for its float64 values")
+    a = np.asarray(x)
+    if a.dtype not in HOST_FORMATS:
+        kind = {"i": "integer", "u": "unsigned integer", "b": "bool", "c": "complex",
+                "O": "object", "U": "string"}.get(a.dtype.kind, str(a.dtype))
+        raise TypeError(f"{name}: expected float64, float32 or float16 values, got {kind} "
+                        f"dtype {a.dtype}; convert explicitly (e.g. .astype(np.float64)) "
+                        f"if that is what you mean")
+    return a
+
+
+def int_view(a: np.ndarray) -> np.ndarray:
+    """The bit patterns of a host float array as signed/unsigned ints (no copy)."""
+    return a.view({8: np.int64, 4: np.uint32, 2: np.uint16}[a.dtype.itemsize])
+
+
+def as_bits(bits, fmt: Format, name="bits") -> np.ndarray:
+    """An array of encodings of ``fmt``: its storage dtype, every value in range."""
+    if isinstance(bits, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected {fmt.dtype} encodings of {fmt.name}, got bool")
+    if isinstance(bits, (int, np.integer)) and not isinstance(bits, np.ndarray):
+        a = np.asarray(bits)
+        if not 0 <= int(bits) < (1 << fmt.nbits):
+            raise ValueError(f"{name}: {int(bits):#x} is not an encoding of {fmt.name} "
+                             f"(expected 0..{(1 << fmt.nbits) - 1:#x})")
+        return a.astype(fmt.dtype)
+    a = np.asarray(bits)
+    if a.dtype != fmt.dtype:
+        if a.dtype.kind == "f":
+            raise TypeError(f"{name}: expected {fmt.dtype} encodings of {fmt.name}, got float "
+                            f"values ({a.dtype}); use softfloat.to_bits to round values into "
+                            f"{fmt.name}")
+        if a.dtype.kind in "iu" and a.size and (a.min() < 0 or int(a.max()) >= 1 << fmt.nbits):
+            raise ValueError(f"{name}: values out of range for {fmt.name} encodings "
+                             f"(expected 0..{(1 << fmt.nbits) - 1:#x})")
+        raise TypeError(f"{name}: expected a {fmt.dtype} array of {fmt.name} encodings, got "
+                        f"dtype {a.dtype}; convert with .astype(np.{fmt.dtype})")
+    if fmt.nbits not in (8, 16, 32) and a.size and int(a.max()) >= 1 << fmt.nbits:
+        raise ValueError(f"{name}: values out of range for {fmt.name} encodings "
+                         f"(expected 0..{(1 << fmt.nbits) - 1:#x})")
+    return a
+
+
+def target_format(fmt) -> Format:
+    return get_format(fmt)
+
+
+def source_format(fmt) -> Format:
+    """Formats that may be converted from include fp64."""
+    if isinstance(fmt, Format):
+        return fmt
+    if isinstance(fmt, str) and fmt.strip().lower() in ("fp64", "double", "binary64", "float64", "f64"):
+        return FP64
+    return get_format(fmt)
+
+
+def flat(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+# Elements per chunk of a parallel loop.
+CHUNK = 1 << 14

@@ -1,0 +1,112 @@
+"""Correctly rounded conversions: values -> encodings, encodings -> values,
+format -> format. Each rounds once, directly from the source (float64 never
+goes through float32)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validate as V
+from ._kernels.convert import convert_array, to_float64_array
+from .context import kernel_policy, random_key, resolve
+from .flags import Flags
+from .formats import FP64, Format
+from .rounding import Rounding
+
+__all__ = ["to_bits", "from_bits", "quantize", "convert"]
+
+
+def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
+                 shape):
+    pol = kernel_policy(res, dst)
+    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
+    src = V.flat(src_int)
+    out = np.empty(src.size, dst.dtype)
+    flg = np.empty(src.size if return_flags else 1, np.uint8)
+    sE, sM, sb, sk = src_fmt.params
+    dE, dM, db, dk = dst.params
+    allf = convert_array(src, out, flg, return_flags, sE, sM, sb, sk, dE, dM, db, dk,
+                         pol, key, V.CHUNK)
+    res.context.flags |= Flags(int(allf))
+    out = out.reshape(shape)
+    if return_flags:
+        return out, flg.reshape(shape)
+    return out
+
+
+def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
+            tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False):
+    """Round float values into ``fmt`` and return the encodings.
+
+    Parameters
+    ----------
+    x : array_like of float64, float32 or float16
+        Any shape; Python floats and lists are read as float64. Integer, bool,
+        complex and object inputs raise TypeError.
+    fmt : Format or str
+        Target format (``"fp16"``, ``"bf16"``, ``"fp8_e4m3"``, ...).
+    rounding : str, optional
+        Rounding mode (default: the context's, ``nearest_even``).
+    subnormals, ftz, daz, overflow, tininess, nan, sr_bits
+        Policies; see `softfloat.Context`. None reads the current context.
+    seed, rng
+        Random source for ``stochastic`` rounding (an int, or a numpy Generator).
+    return_flags : bool
+        Also return the per-element IEEE flags (uint8, SoftFloat's bit values).
+
+    Returns
+    -------
+    bits : ndarray of fmt.dtype, the shape of x
+    flags : ndarray of uint8 (only with ``return_flags=True``)
+
+    Wraps the kernel `softfloat._kernels.convert.convert_array`.
+    """
+    a = V.as_values(x)
+    dst = V.target_format(fmt)
+    res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
+                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+    return _run_convert(V.int_view(a), V.HOST_FORMATS[a.dtype], dst, res, return_flags,
+                        a.shape)
+
+
+def from_bits(bits, fmt) -> np.ndarray:
+    """Exact float64 values of encodings of ``fmt`` (NaN payloads kept, left-aligned).
+
+    Wraps `softfloat._kernels.convert.to_float64_array`.
+    """
+    f = V.target_format(fmt)
+    b = V.as_bits(bits, f)
+    src = V.flat(b)
+    out = np.empty(src.size, np.int64)
+    to_float64_array(src, out, *f.params)
+    return out.view(np.float64).reshape(b.shape)
+
+
+def quantize(x, fmt, rounding=None, *, return_flags=False, **policies):
+    """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
+    return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
+
+    The policies are those of `to_bits`.
+    """
+    r = to_bits(x, fmt, rounding, return_flags=return_flags, **policies)
+    f = V.target_format(fmt)
+    if return_flags:
+        return from_bits(r[0], f), r[1]
+    return from_bits(r, f)
+
+
+def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
+            overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+            return_flags=False):
+    """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
+
+    Policies as in `to_bits`; ``daz`` applies to the source operands.
+    """
+    s = V.source_format(src_fmt)
+    if s is FP64:
+        raise ValueError("convert takes encodings of a simulated format; for float64 "
+                         "values use softfloat.to_bits")
+    d = V.target_format(dst_fmt)
+    b = V.as_bits(bits, s, "bits")
+    res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
+                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+    return _run_convert(b, s, d, res, return_flags, b.shape)

@@ -1,0 +1,241 @@
+"""Format descriptors: data only.
+
+A format is a few numbers (exponent bits, fraction bits, bias) and one switch
+saying how infinity and NaN are encoded, after ml_dtypes:
+
+``ieee``
+    the all-ones exponent encodes infinity (fraction 0) and NaN (fraction != 0);
+    the top fraction bit set marks a quiet NaN.
+``fn``
+    finite: no infinity; NaN only where exponent and fraction are all ones
+    (one NaN per sign). OCP fp8 e4m3 is ``fn``: its largest value is 448.
+``fnuz``
+    finite, unsigned zero: no infinity, no negative zero; the single NaN is
+    the pattern that would be -0 (``0x80`` for 8-bit formats).
+
+Encodings are right-aligned in the smallest unsigned dtype that holds them.
+Everything else (max, eps, smallest normal/subnormal) is derived.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = [
+    "Format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2", "FP8_E4M3",
+    "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP64", "get_format", "formats",
+]
+
+_KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2}
+
+
+@dataclass(frozen=True)
+class Format:
+    """A binary floating-point format of at most 8 exponent and 23 fraction bits.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name (``"fp16"``).
+    ebits, mbits : int
+        Exponent and fraction (trailing significand) field widths.
+    kind : {"ieee", "fn", "fnuz"}
+        How infinity and NaN are encoded (see the module docstring).
+    bias : int, optional
+        Exponent bias; ``2**(ebits-1) - 1`` by default (``2**(ebits-1)`` for ``fnuz``).
+    """
+
+    name: str
+    ebits: int
+    mbits: int
+    kind: str = "ieee"
+    bias: int | None = None
+    aliases: tuple = field(default=(), compare=False)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("Format name must be a non-empty string")
+        if self.kind not in _KIND_CODES:
+            raise ValueError(f"Format kind must be one of 'ieee', 'fn', 'fnuz', got {self.kind!r}")
+        for attr, lo, hi in (("ebits", 2, 11), ("mbits", 1, 52)):
+            v = getattr(self, attr)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ValueError(f"Format {attr} must be an integer in [{lo}, {hi}], got {v!r}")
+        if self.name != "fp64" and (self.ebits > 8 or self.mbits > 23):
+            raise ValueError(
+                f"custom formats may have at most 8 exponent and 23 fraction bits, "
+                f"got ebits={self.ebits}, mbits={self.mbits}")
+        if self.bias is None:
+            b = (1 << (self.ebits - 1)) - (0 if self.kind == "fnuz" else 1)
+            object.__setattr__(self, "bias", b)
+        if not isinstance(self.bias, (int, np.integer)) or isinstance(self.bias, bool):
+            raise ValueError(f"Format bias must be an integer, got {self.bias!r}")
+        object.__setattr__(self, "bias", int(self.bias))
+
+    # ---- derived layout -------------------------------------------------
+    @property
+    def kind_code(self) -> int:
+        return _KIND_CODES[self.kind]
+
+    @property
+    def nbits(self) -> int:
+        """Total width of an encoding, sign included."""
+        return 1 + self.ebits + self.mbits
+
+    @property
+    def precision(self) -> int:
+        """Significand precision p in bits, hidden bit included."""
+        return self.mbits + 1
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Storage dtype: the smallest unsigned integer type holding an encoding."""
+        n = self.nbits
+        return np.dtype(np.uint8 if n <= 8 else np.uint16 if n <= 16 else
+                        np.uint32 if n <= 32 else np.uint64)
+
+    @property
+    def sign_mask(self) -> int:
+        return 1 << (self.ebits + self.mbits)
+
+    @property
+    def has_inf(self) -> bool:
+        return self.kind == "ieee"
+
+    @property
+    def has_negative_zero(self) -> bool:
+        return self.kind != "fnuz"
+
+    @property
+    def emin(self) -> int:
+        """Exponent of the smallest normal number."""
+        return 1 - self.bias
+
+    @property
+    def emax(self) -> int:
+        """Exponent of the largest finite number."""
+        top = (1 << self.ebits) - 1
+        if self.kind == "ieee":
+            top -= 1
+        return top - self.bias
+
+    # ---- special encodings -----------------------------------------------
+    @property
+    def max_bits(self) -> int:
+        """Encoding of the largest finite positive value."""
+        full = (1 << (self.ebits + self.mbits)) - 1
+        if self.kind == "ieee":
+            return ((1 << self.ebits) - 1 << self.mbits) - 1
+        if self.kind == "fn":
+            return full - 1
+        return full
+
+    @property
+    def inf_bits(self) -> int | None:
+        """Encoding of +infinity, or None where the format has none."""
+        return ((1 << self.ebits) - 1) << self.mbits if self.kind == "ieee" else None
+
+    @property
+    def default_nan_bits(self) -> int:
+        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz)."""
+        if self.kind == "ieee":
+            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
+        if self.kind == "fn":
+            return (1 << (self.ebits + self.mbits)) - 1
+        return self.sign_mask
+
+    # ---- finfo-like constants (exact, as Python floats; every one fits float64)
+    @property
+    def max(self) -> float:
+        """Largest finite value."""
+        return float(self._value_of(self.max_bits))
+
+    @property
+    def smallest_normal(self) -> float:
+        return 2.0 ** self.emin
+
+    @property
+    def smallest_subnormal(self) -> float:
+        return 2.0 ** (self.emin - self.mbits)
+
+    @property
+    def eps(self) -> float:
+        """Distance from 1.0 to the next larger value: 2**-mbits."""
+        return 2.0 ** -self.mbits
+
+    @property
+    def unit_roundoff(self) -> float:
+        """u = eps/2, the bound on relative error of round-to-nearest."""
+        return 2.0 ** (-self.mbits - 1)
+
+    def _value_of(self, bits: int) -> Fraction:
+        e = (bits >> self.mbits) & ((1 << self.ebits) - 1)
+        f = bits & ((1 << self.mbits) - 1)
+        if e == 0:
+            v = Fraction(f, 1 << self.mbits) * Fraction(2) ** self.emin
+        else:
+            v = (1 + Fraction(f, 1 << self.mbits)) * Fraction(2) ** (e - self.bias)
+        return -v if bits & self.sign_mask else v
+
+    @property
+    def params(self) -> tuple:
+        """(ebits, mbits, bias, kind_code): what the kernels take."""
+        return (self.ebits, self.mbits, self.bias, self.kind_code)
+
+    def __repr__(self) -> str:
+        return (f"Format({self.name!r}, ebits={self.ebits}, mbits={self.mbits}, "
+                f"kind={self.kind!r}, bias={self.bias})")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+FP16 = Format("fp16", 5, 10, aliases=("half", "binary16", "float16", "f16", "e5m10"))
+BF16 = Format("bf16", 8, 7, aliases=("bfloat16", "brain", "e8m7"))
+FP32 = Format("fp32", 8, 23, aliases=("single", "binary32", "float32", "f32", "e8m23"))
+TF32 = Format("tf32", 8, 10, aliases=("tensorfloat32", "tensorfloat-32", "e8m10"))
+FP8_E5M2 = Format("fp8_e5m2", 5, 2, aliases=("e5m2", "float8_e5m2", "f8e5m2"))
+FP8_E4M3 = Format("fp8_e4m3", 4, 3, "fn", aliases=("e4m3", "fp8_e4m3fn", "e4m3fn",
+                                                   "float8_e4m3fn", "f8e4m3"))
+FP8_E4M3FNUZ = Format("fp8_e4m3fnuz", 4, 3, "fnuz", aliases=("e4m3fnuz", "float8_e4m3fnuz"))
+FP8_E5M2FNUZ = Format("fp8_e5m2fnuz", 5, 2, "fnuz", aliases=("e5m2fnuz", "float8_e5m2fnuz"))
+# float64 is a host format, used as a source of conversions; it is not a target.
+FP64 = Format("fp64", 11, 52, aliases=("double", "binary64", "float64", "f64"))
+
+_BUILTIN = [FP16, BF16, FP32, TF32, FP8_E5M2, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2FNUZ]
+_REGISTRY: dict = {}
+for _f in _BUILTIN:
+    for _n in (_f.name,) + _f.aliases:
+        _REGISTRY[_n] = _f
+
+
+def formats() -> list:
+    """The built-in target formats."""
+    return list(_BUILTIN)
+
+
+def get_format(fmt) -> Format:
+    """Return the `Format` named by ``fmt`` (a Format or a name/alias, case-insensitive).
+
+    Custom formats can also be named ``"e{E}m{M}"`` (IEEE encoding), ``"e{E}m{M}fn"``
+    or ``"e{E}m{M}fnuz"``.
+    """
+    if isinstance(fmt, Format):
+        if fmt.name == "fp64":
+            raise ValueError("fp64 is a source format only; expected a target format "
+                             "of at most 8 exponent and 23 fraction bits")
+        return fmt
+    if not isinstance(fmt, str):
+        raise TypeError(f"expected a softfloat.Format or a format name, got {type(fmt).__name__}")
+    key = fmt.strip().lower().replace("-", "_")
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    import re
+    m = re.fullmatch(r"(?:fp\d+_)?e(\d+)m(\d+)(fn|fnuz)?", key)
+    if m:
+        return Format(key, int(m.group(1)), int(m.group(2)), m.group(3) or "ieee")
+    names = sorted({f.name for f in _BUILTIN})
+    raise ValueError(f"unknown format {fmt!r}; expected one of {names}, an alias such as "
+                     f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz]', or a softfloat.Format")

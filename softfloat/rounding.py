@@ -1,0 +1,54 @@
+"""Rounding modes and their names.
+
+The integer codes are what the kernels read; only ``round_pack`` interprets them.
+"""
+from __future__ import annotations
+
+import enum
+
+__all__ = ["Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES"]
+
+
+class Rounding(enum.IntEnum):
+    NEAREST_EVEN = 0   # IEEE roundTiesToEven (default)
+    NEAREST_AWAY = 1   # IEEE roundTiesToAway
+    TOWARD_ZERO = 2    # IEEE roundTowardZero (truncation)
+    UPWARD = 3         # IEEE roundTowardPositive
+    DOWNWARD = 4       # IEEE roundTowardNegative
+    ODD = 5            # round to odd (von Neumann jamming): inexact results get an odd last bit
+    STOCHASTIC = 6     # up with probability (x - lower) / (upper - lower)
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+_ALIASES = {
+    "nearest_even": Rounding.NEAREST_EVEN, "rne": Rounding.NEAREST_EVEN,
+    "near_even": Rounding.NEAREST_EVEN, "nearest": Rounding.NEAREST_EVEN,
+    "nearest_away": Rounding.NEAREST_AWAY, "rna": Rounding.NEAREST_AWAY,
+    "near_maxmag": Rounding.NEAREST_AWAY,
+    "toward_zero": Rounding.TOWARD_ZERO, "rtz": Rounding.TOWARD_ZERO,
+    "minmag": Rounding.TOWARD_ZERO, "truncate": Rounding.TOWARD_ZERO,
+    "upward": Rounding.UPWARD, "rup": Rounding.UPWARD, "max": Rounding.UPWARD,
+    "toward_positive": Rounding.UPWARD, "ceil": Rounding.UPWARD,
+    "downward": Rounding.DOWNWARD, "rdn": Rounding.DOWNWARD, "min": Rounding.DOWNWARD,
+    "toward_negative": Rounding.DOWNWARD, "floor": Rounding.DOWNWARD,
+    "odd": Rounding.ODD, "rto": Rounding.ODD,
+    "stochastic": Rounding.STOCHASTIC, "sr": Rounding.STOCHASTIC,
+}
+
+ROUNDING_MODES = tuple(r.label for r in Rounding)
+DETERMINISTIC_MODES = tuple(r.label for r in Rounding if r != Rounding.STOCHASTIC)
+
+
+def get_rounding(mode) -> Rounding:
+    """Return the `Rounding` for a name, alias or `Rounding` member."""
+    if isinstance(mode, Rounding):
+        return mode
+    if isinstance(mode, str):
+        key = mode.strip().lower().replace("-", "_")
+        if key in _ALIASES:
+            return _ALIASES[key]
+    raise ValueError(f"unknown rounding mode {mode!r}; expected one of {list(ROUNDING_MODES)} "
+                     f"or an alias (rne, rna, rtz, rup, rdn, rto, sr)")
