@@ -10,6 +10,11 @@ from .flags import Flags, flag_names
 from .formats import (BF16, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2, FP8_E5M2FNUZ, FP16, FP32,
                       TF32, Format, formats, get_format)
 from .rounding import DETERMINISTIC_MODES, ROUNDING_MODES, Rounding, get_rounding
+from . import arith as _arith, accumulate as _accumulate, lparray as _lparray, platforms as _platforms
+from .arith import *  # noqa: F401,F403  (issue 3: arithmetic on encodings)
+from .accumulate import *  # noqa: F401,F403  (issue 4: sum, dot, matmul models)
+from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array type)
+from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,617 @@
+"""Sums, dot products and matrix products with an explicit accumulation model.
+
+Public API (signatures are stable; other modules may code against them)
+----------------------------------------------------------------------
+``sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, products=None,
+      kahan=False, out_fmt=None, rounding=None, out_rounding=None, return_flags=False,
+      **policies)``
+    Sum encodings ``x`` of ``fmt`` along ``axis`` (an int; None sums everything).
+``dot(a, b, fmt, *, acc=None, order=..., ..., return_flags=False, **policies)``
+    Inner product of two 1-D encodings arrays of ``fmt`` (the same length).
+``matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None,
+         kahan=False, out_fmt=None, rounding=None, out_rounding=None, c=None,
+         return_flags=False, **policies)``
+    ``a`` (..., m, k) @ ``b`` (..., k, n) on encodings of ``fmt`` (1-D operands as in
+    ``numpy.matmul``; leading dimensions broadcast). ``c`` (optional, encodings of the
+    accumulator format, broadcastable to the result): the initial accumulator value
+    (D = A B + C, as tensor cores do).
+``matmul_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, **kw)``
+    The same on float64 arrays whose entries are exactly representable in ``fmt``
+    (anything else raises ValueError); returns float64 values of ``out_fmt``.
+``dot_values``, ``sum_values``: the values face of ``dot`` and ``sum``.
+
+All return encodings of ``out_fmt`` (default: the accumulator's format), or
+``(encodings, flags)`` with ``return_flags=True`` (uint8 per output element, the OR
+of the flags raised on the way to it). Flags are OR-ed into the context's sticky flags.
+
+The accumulation model
+----------------------
+``acc`` is a format (``"fp32"``, ``softfloat.FP16``, ...), a `Accumulator`, a
+`BlockFMA`, or the name of a tensor-core preset (``"v100"``, ``"a100"``, ``"h100"``,
+``"b200"``; see `tensor_core`). ``acc=None`` accumulates in ``fmt`` itself
+(every addition rounded to the working precision, as in MATLAB's chop).
+
+`Accumulator(fmt, rounding=None, order="sequential", block=None, products="exact",
+product_fmt=None, kahan=False)`:
+
+* terms: the inputs themselves (``sum``) or the products ``a_i * b_i``: ``"exact"``
+  (kept exactly; each enters one rounded addition, so a sequential sum is a chain of
+  fused multiply-adds; ``"fused"`` is an alias) or ``"rounded"`` (rounded into
+  ``product_fmt``, default the accumulator format, before being added).
+* order: ``"sequential"`` (((t0 + t1) + t2) + ...), ``"pairwise"`` (a balanced binary
+  tree: level by level, adjacent pairs are added; an odd last node moves up
+  unchanged), ``"blocked"`` (sequential sums of ``block`` consecutive terms, then a
+  sequential sum of the block sums: Higham's blocked summation), or an explicit tree:
+  nested tuples/lists of term indices, each index in ``range(k)`` exactly once, e.g.
+  ``((0, 1), (2, 3))``. A node's value is its children summed left to right: the first
+  child rounded into the accumulator, then ``v = round(v + child)`` for each next child,
+  where a leaf child enters exactly and a node child enters as its rounded value.
+* every addition rounds once into the accumulator format with ``rounding`` (default:
+  the context's) and the context's policies (subnormals, overflow, NaN, ...).
+  Stochastic rounding draws one random number per addition from the seeded stream.
+* ``kahan=True``: compensated (Kahan) summation in the accumulator format, sequential
+  order only: ``y = x - c; t = s + y; c = (t - s) - y; s = t``, each step rounded.
+
+`BlockFMA(width, extra_bits=0, fmt="fp32", rounding="toward_zero", frame_bits=23,
+frame_emin=-126)`: the tensor-core model of Fasi, Higham, Mikaitis & Pranesh (2021)
+and Khattak & Mikaitis (2025). Terms are taken in blocks of ``width`` products (the
+last block padded with zeros); for each block with running accumulator ``c``:
+products are exact; the exponent of a product is ``ea + eb`` (the inputs' binade
+exponents, subnormals counted at emin: products are not normalised); the block's
+exponent ``E`` is the largest over nonzero products and ``c`` (``c`` counted at
+``max(floor(log2|c|), frame_emin)``); every term is truncated toward zero to a
+multiple of ``2**(E - frame_bits - extra_bits)`` (no guard, round or sticky bits);
+the truncated terms are added exactly, normalised once and rounded into ``fmt`` with
+``rounding`` (truncation on NVIDIA for fp32 output, nearest-even for fp16 output);
+the result is the next block's ``c``. NaN or infinite terms give NaN/inf for the
+whole dot product (NaN if any NaN or both infinities).
+
+Fast path: ``acc="fp32"`` with ``nearest_even``, sequential order, exact products of
+inputs whose products are exact in float32 (fp16, bf16 within range, fp8), no FTZ/DAZ,
+IEEE overflow, finite inputs and no ``return_flags``: computed with native float32
+arithmetic (vectorised over the output columns, the k order kept), which is provably
+the same (exact products; IEEE float32 addition is RNE). That path does not raise
+the context's sticky flags.
+"""
+from __future__ import annotations
+
+__all__ = []
+
+import builtins
+import dataclasses
+import operator
+
+import numpy as np
+
+from . import _validate as V
+from ._kernels.accum import block_fma, matmul_f32_seq, reduce_program, sum_f32_seq
+from .context import kernel_policy, random_key, resolve
+from .conversions import convert, from_bits, to_bits
+from .flags import Flags
+from .formats import FP32, Format, get_format
+from .rounding import Rounding, get_rounding
+
+__all__ = ["Accumulator", "BlockFMA", "tensor_core", "TENSOR_CORE_PRESETS", "sum", "dot",
+           "matmul", "sum_values", "dot_values", "matmul_values", "ORDERS", "PRODUCTS"]
+
+ORDERS = ("sequential", "pairwise", "blocked")
+PRODUCTS = ("exact", "fused", "rounded")
+
+
+# ---------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Accumulator:
+    """An IEEE-style accumulation: every addition rounded once into ``fmt``.
+
+    Parameters
+    ----------
+    fmt : Format or str
+        The accumulator's format (``"fp32"``, ``"fp16"``, ...).
+    rounding : str, optional
+        Rounding mode of each addition (None: the context's).
+    order : {"sequential", "pairwise", "blocked"} or nested tuples of indices
+        The summation tree (see the module docstring).
+    block : int, optional
+        Block size for ``order="blocked"``.
+    products : {"exact", "fused", "rounded"}
+        Products kept exact (each enters one rounded addition, an FMA) or rounded
+        into ``product_fmt`` (default: ``fmt``) first.
+    product_fmt : Format or str, optional
+    kahan : bool
+        Compensated (Kahan) summation (sequential order only).
+    """
+
+    fmt: object = "fp32"
+    rounding: object = None
+    order: object = "sequential"
+    block: object = None
+    products: str = "exact"
+    product_fmt: object = None
+    kahan: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "fmt", get_format(self.fmt))
+        if self.rounding is not None:
+            get_rounding(self.rounding)
+        if self.products not in PRODUCTS:
+            raise ValueError(f"products must be one of {PRODUCTS}, got {self.products!r}")
+        if self.product_fmt is not None:
+            object.__setattr__(self, "product_fmt", get_format(self.product_fmt))
+        if isinstance(self.order, str):
+            if self.order not in ORDERS:
+                raise ValueError(f"unknown order {self.order!r}; expected one of {ORDERS} "
+                                 f"or an explicit tree of nested tuples of indices")
+            if self.order == "blocked":
+                if (not isinstance(self.block, (int, np.integer)) or isinstance(self.block, bool)
+                        or self.block < 1):
+                    raise ValueError(f"order='blocked' needs block=<positive int>, got "
+                                     f"{self.block!r}")
+        elif not isinstance(self.order, (tuple, list, int, np.integer)):
+            raise TypeError(f"order must be a name in {ORDERS} or nested tuples of term "
+                            f"indices, got {type(self.order).__name__}")
+        if self.kahan and self.order != "sequential":
+            raise ValueError("kahan=True sums in sequential order only")
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockFMA:
+    """The block fused multiply-add of tensor cores (see the module docstring).
+
+    Parameters
+    ----------
+    width : int
+        Products per block (V100 4, A100 8, H100/B200 16 for fp16/bf16 inputs).
+    extra_bits : int
+        Extra alignment bits below the frame's ``frame_bits`` fraction bits
+        (V100 0, A100 1, H100/B200 2; negative for Hopper/Blackwell fp8).
+    fmt : Format or str
+        Format of each block's result, which is also the running accumulator.
+    rounding : str
+        Rounding of each block's result: ``toward_zero`` (NVIDIA, fp32 output) or
+        ``nearest_even`` (fp16 output).
+    frame_bits, frame_emin : int
+        Fraction bits and smallest exponent of the alignment frame (binary32: 23, -126).
+    """
+
+    width: int = 4
+    extra_bits: int = 0
+    fmt: object = "fp32"
+    rounding: str = "toward_zero"
+    frame_bits: int = 23
+    frame_emin: int = -126
+
+    def __post_init__(self):
+        object.__setattr__(self, "fmt", get_format(self.fmt))
+        get_rounding(self.rounding)
+        for name in ("width", "extra_bits", "frame_bits", "frame_emin"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                raise TypeError(f"BlockFMA.{name} must be an int, got {v!r}")
+        if self.width < 1:
+            raise ValueError(f"BlockFMA.width must be >= 1, got {self.width}")
+        if not -23 <= self.extra_bits <= 8 or not 1 <= self.frame_bits <= 30:
+            raise ValueError("BlockFMA: extra_bits must be in [-23, 8] and frame_bits in [1, 30]")
+
+
+# Block-FMA parameters per GPU and input format, from Khattak & Mikaitis, "Accurate
+# Models of NVIDIA Tensor Cores" (arXiv:2512.07004, 2025) and their MATLAB models
+# (github.com/north-numerical-computing/MATLAB-tensor-core, models/{V100,A100,H100,
+# B200}TC.m), which agree with Fasi, Higham, Mikaitis & Pranesh, "Numerical behavior
+# of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330 (2021) for V100 and A100:
+#   V100: 4 products per block, no extra alignment bit;
+#   A100: 8 products (fp16/bf16), 4 (tf32), 1 extra alignment bit;
+#   H100, B200: 16 products (fp16/bf16), 8 (tf32), 2 extra alignment bits;
+# exact products, alignment to the largest exponent with truncation, one
+# normalisation per block, the result truncated (round toward zero) into binary32,
+# or rounded to nearest-even when the output is binary16.
+# (The Hopper/Blackwell fp8 models, 32 products with -10 alignment bits, keep a
+# narrower accumulator; they are not among these presets.)
+TENSOR_CORE_PRESETS = {
+    # gpu: {input format: (width, extra alignment bits)}
+    "v100": {"fp16": (4, 0)},
+    "a100": {"fp16": (8, 1), "bf16": (8, 1), "tf32": (4, 1)},
+    "h100": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
+    "b200": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
+}
+
+
+def tensor_core(gpu: str, in_fmt="fp16", out_fmt="fp32") -> BlockFMA:
+    """The `BlockFMA` model of an NVIDIA tensor core (``"v100"``, ``"a100"``,
+    ``"h100"``, ``"b200"``) for inputs ``in_fmt`` and output ``out_fmt``
+    (``"fp32"``: truncation; ``"fp16"``: round to nearest even, fp16 inputs only)."""
+    key = str(gpu).strip().lower()
+    if key not in TENSOR_CORE_PRESETS:
+        raise ValueError(f"unknown tensor-core preset {gpu!r}; expected one of "
+                         f"{sorted(TENSOR_CORE_PRESETS)}")
+    fin = get_format(in_fmt)
+    table = TENSOR_CORE_PRESETS[key]
+    if fin.name not in table:
+        raise ValueError(f"the {key} preset covers inputs {sorted(table)}, not {fin.name}")
+    width, extra = table[fin.name]
+    fout = get_format(out_fmt)
+    if fout.name == "fp32":
+        return BlockFMA(width, extra, "fp32", "toward_zero")
+    if fout.name == "fp16" and fin.name == "fp16":
+        return BlockFMA(width, extra, "fp16", "nearest_even")
+    raise ValueError(f"tensor-core output must be fp32 (or fp16 for fp16 inputs), got {fout.name}")
+
+
+def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, rounding):
+    """The model named by the keywords: an Accumulator or a BlockFMA."""
+    if isinstance(acc, BlockFMA):
+        if order != "sequential" or kahan or products not in (None, "exact", "fused"):
+            raise ValueError("a BlockFMA model fixes order and products; do not pass "
+                             "order=, kahan= or products=")
+        return acc
+    if isinstance(acc, str) and acc.strip().lower() in TENSOR_CORE_PRESETS:
+        return _model(tensor_core(acc, fmt), fmt, order, block, products, product_fmt,
+                      kahan, rounding)
+    if isinstance(acc, Accumulator):
+        given = dict(order=order != "sequential", block=block is not None,
+                     products=products is not None, product_fmt=product_fmt is not None,
+                     kahan=bool(kahan), rounding=rounding is not None)
+        if any(given.values()):
+            raise ValueError("an Accumulator model carries its own order, block, products, "
+                             "kahan and rounding; set them on the model")
+        return acc
+    if acc is None:
+        acc = fmt
+    if not isinstance(acc, (str, Format)):
+        raise TypeError(f"acc must be a format, a format name, an Accumulator, a BlockFMA or "
+                        f"a tensor-core preset name, got {type(acc).__name__}")
+    return Accumulator(acc, rounding, order, block, products or "exact", product_fmt,
+                       bool(kahan))
+
+
+# ---------------------------------------------------------------------------
+# Programs: an order as a list of (kind, dst, src) operations on slots
+# ---------------------------------------------------------------------------
+def _tree_program(tree, K: int):
+    ops = []
+    seen = []
+    counter = [0]
+
+    def is_leaf(t):
+        return isinstance(t, (int, np.integer)) and not isinstance(t, bool)
+
+    def leaf(t):
+        if not 0 <= int(t) < K:
+            raise ValueError(f"order tree: index {int(t)} out of range for {K} terms")
+        seen.append(int(t))
+        return int(t)
+
+    def comp(node, slot):
+        if is_leaf(node):
+            ops.append((0, slot, leaf(node)))
+            return
+        if not isinstance(node, (tuple, list)) or len(node) == 0:
+            raise ValueError(f"order tree: expected an index or a non-empty tuple/list, "
+                             f"got {node!r}")
+        for n_, child in enumerate(node):
+            if is_leaf(child):
+                ops.append((0 if n_ == 0 else 1, slot, leaf(child)))
+            else:
+                counter[0] += 1
+                cs = counter[0]
+                comp(child, cs)
+                ops.append((3 if n_ == 0 else 2, slot, cs))
+
+    comp(tree, 0)
+    if sorted(seen) != list(range(K)):
+        raise ValueError(f"order tree must use every term index in range({K}) exactly once")
+    return np.array(ops, np.int64).reshape(-1, 3), counter[0] + 1
+
+
+def _program(order, block, K: int, has_c: bool):
+    if isinstance(order, str) and order == "sequential" or has_c:
+        if has_c and order != "sequential":
+            raise ValueError("an initial accumulator c= needs order='sequential'")
+        if has_c:
+            ops = [(4, 0, 0)] + [(1, 0, k) for k in range(K)]
+        else:
+            ops = [(0, 0, 0)] + [(1, 0, k) for k in range(1, K)]
+        return np.array(ops, np.int64).reshape(-1, 3), 1
+    if isinstance(order, str) and order == "pairwise":
+        nodes = list(range(K))
+        while len(nodes) > 1:
+            nxt = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+            if len(nodes) % 2:
+                nxt.append(nodes[-1])
+            nodes = nxt
+        return _tree_program(nodes[0], K)
+    if isinstance(order, str) and order == "blocked":
+        blocks = [tuple(range(s, min(K, s + block))) for s in range(0, K, block)]
+        blocks = [b[0] if len(b) == 1 else b for b in blocks]
+        return _tree_program(tuple(blocks) if len(blocks) > 1 else blocks[0], K)
+    return _tree_program(order, K)
+
+
+# ---------------------------------------------------------------------------
+# The driver
+# ---------------------------------------------------------------------------
+def _f32_exact(vals: np.ndarray) -> bool:
+    with np.errstate(over="ignore"):
+        f = vals.astype(np.float32)
+    return bool(np.all(np.isfinite(vals)) and np.array_equal(f.astype(np.float64), vals))
+
+
+def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
+    nz = np.abs(vals[vals != 0])
+    if nz.size == 0:
+        return 0
+    _, e = np.frexp(nz.min())
+    return max(int(e) - 1, fin.emin) - fin.mbits
+
+
+def _fast_ok(model, fin: Format, res, return_flags, A, B) -> bool:
+    if not (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
+            and isinstance(model.order, str) and model.order == "sequential"
+            and model.products in ("exact", "fused") and not return_flags
+            and res.rounding == Rounding.NEAREST_EVEN and not res.ftz and not res.daz
+            and res.overflow in (None, "ieee")):
+        return False
+    return True
+
+
+def _accumulate(A3, BT3, has_b, C3, model, fin: Format, res, return_flags, fast=True):
+    """Run the model on A3 (nb, m, K) [and BT3 (nb, n, K)]; returns accumulator
+    encodings (nb, m, n) and flags (or None)."""
+    nb, m, K = A3.shape
+    n = BT3.shape[1] if has_b else 1
+    afmt = model.fmt
+    has_c = C3 is not None
+    if K == 0:
+        out = (np.broadcast_to(C3, (nb, m, n)).copy() if has_c
+               else np.full((nb, m, n), 0, afmt.dtype))
+        return out, (np.zeros((nb, m, n), np.uint8) if return_flags else None), 0
+    pol = kernel_policy(res, afmt)
+    if fast and _fast_ok(model, fin, res, return_flags, A3, BT3):
+        av = from_bits(A3, fin)
+        bv = from_bits(BT3, fin) if has_b else None
+        ok = _f32_exact(av) and (bv is None or _f32_exact(bv))
+        if ok and has_b:
+            ok = (2 * fin.precision <= 24
+                  and float(np.abs(av).max(initial=0)) * float(np.abs(bv).max(initial=0))
+                  <= FP32.max
+                  and _min_ulp_exp(av, fin) + _min_ulp_exp(bv, fin) >= -149)
+        if ok:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if has_b:
+                    out = np.empty((nb, m, n), np.float32)
+                    Bk = np.ascontiguousarray(np.swapaxes(bv, 1, 2)).astype(np.float32)
+                    Cf = (from_bits(C3, FP32).astype(np.float32) if has_c
+                          else np.zeros((1, 1, 1), np.float32))
+                    matmul_f32_seq(av.astype(np.float32), Bk, Cf, has_c, out)
+                elif not has_c:
+                    out = np.empty(nb * m, np.float32)
+                    sum_f32_seq(av.astype(np.float32).reshape(nb * m, K), out)
+                    out = out.reshape(nb, m, 1)
+                else:
+                    out = None
+            if out is not None:
+                bits = out.view(np.uint32)
+                nan = np.isnan(out)
+                if nan.any():                       # only inf - inf: a fresh NaN
+                    bits = bits.copy()
+                    bits[nan] = np.uint32(pol[6])
+                return bits, None, None
+    flg = np.zeros((nb, m, n) if return_flags else (1, 1, 1), np.uint8)
+    out = np.empty((nb, m, n), afmt.dtype)
+    iE, iM, ib, ik = fin.params
+    aE, aM, ab, ak = afmt.params
+    Cin = C3 if has_c else np.zeros((1, 1, 1), afmt.dtype)
+    BTin = BT3 if has_b else np.zeros((1, 1, 1), A3.dtype)
+    if isinstance(model, BlockFMA):
+        bres = dataclasses.replace(res, rounding=get_rounding(model.rounding))
+        bpol = kernel_policy(bres, afmt)
+        allf = block_fma(A3, BTin, Cin, has_c, out, flg, return_flags, int(model.width),
+                         int(model.extra_bits), int(model.frame_bits), int(model.frame_emin),
+                         iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, 64)
+        return out, (flg if return_flags else None), allf
+    prog, nslots = _program(model.order, model.block, K, has_c)
+    pfmt = model.product_fmt or afmt
+    ppol = kernel_policy(res, pfmt)
+    pE, pM, pb, pk = pfmt.params
+    sr = res.rounding == Rounding.STOCHASTIC
+    key = random_key(res.seed) if sr else 0
+    allf = reduce_program(A3, BTin, has_b, Cin, has_c, out, flg, return_flags, prog, nslots,
+                          iE, iM, ib, ik, aE, aM, ab, ak, pol,
+                          has_b and model.products == "rounded", pE, pM, pb, pk, ppol,
+                          bool(model.kahan), key, 64)
+    return out, (flg if return_flags else None), allf
+
+
+def _finish(out, flg, allf, afmt: Format, out_fmt, out_rounding, res, policies, shape,
+            return_flags):
+    ctx = res.context
+    if allf:
+        ctx.flags |= Flags(int(allf))
+    ofmt = afmt if out_fmt is None else get_format(out_fmt)
+    if ofmt != afmt:
+        r = convert(out, afmt, ofmt, out_rounding, return_flags=return_flags, **policies)
+        if return_flags:
+            out, f2 = r
+            flg = flg | f2
+        else:
+            out = r
+    out = out.reshape(shape)
+    if return_flags:
+        return out, flg.reshape(shape)
+    return out
+
+
+_POLICY_KEYS = ("subnormals", "ftz", "daz", "overflow", "tininess", "nan", "sr_bits", "seed",
+                "rng")
+
+
+def _split_policies(policies):
+    bad = set(policies) - set(_POLICY_KEYS)
+    if bad:
+        raise TypeError(f"unexpected keyword(s) {sorted(bad)}; policies are {_POLICY_KEYS}")
+    return policies
+
+
+def _resolve_for(model, rounding, policies):
+    r = rounding
+    if isinstance(model, Accumulator) and model.rounding is not None:
+        r = model.rounding
+    return resolve(r, **policies)
+
+
+def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None,
+           product_fmt=None, kahan=False, out_fmt=None, rounding=None, out_rounding=None,
+           c=None, return_flags=False, **policies):
+    """Matrix product of encodings of ``fmt`` with an explicit accumulation model.
+
+    ``a`` (..., m, k) and ``b`` (..., k, n) as in `numpy.matmul` (1-D operands
+    promoted and the added axis removed; leading axes broadcast). See the module
+    docstring for ``acc``, ``order``, ``block``, ``products``, ``kahan``; ``rounding``
+    is the accumulator's rounding (default: the context's), ``out_fmt`` and
+    ``out_rounding`` the final conversion (default: keep the accumulator's format).
+    ``c``: initial accumulator (encodings of the accumulator's format).
+
+    Wraps `softfloat._kernels.accum.reduce_program` / `block_fma` /
+    `matmul_f32_seq` (the float32 fast path).
+    """
+    policies = _split_policies(policies)
+    fin = V.target_format(fmt)
+    A = V.as_bits(a, fin, "a")
+    B = V.as_bits(b, fin, "b")
+    if A.ndim == 0 or B.ndim == 0:
+        raise ValueError("matmul: operands must have at least one dimension")
+    va, vb = A.ndim == 1, B.ndim == 1
+    if va:
+        A = A[None, :]
+    if vb:
+        B = B[:, None]
+    if A.shape[-1] != B.shape[-2]:
+        raise ValueError(f"matmul: shapes {A.shape} and {B.shape} do not align "
+                         f"(k = {A.shape[-1]} vs {B.shape[-2]})")
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    A3 = np.ascontiguousarray(np.broadcast_to(A, batch + (m, K))).reshape(-1, m, K)
+    BT3 = np.ascontiguousarray(np.swapaxes(np.broadcast_to(B, batch + (K, n)), -1, -2)
+                               ).reshape(-1, n, K)
+    model = _model(acc, fin, order, block, products, product_fmt, kahan, rounding)
+    res = _resolve_for(model, rounding, policies)
+    shape = batch + (m, n)
+    C3 = None
+    if c is not None:
+        Cb = V.as_bits(c, model.fmt, "c")
+        C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1, m, n)
+    out, flg, allf = _accumulate(A3, BT3, True, C3, model, fin, res, return_flags)
+    final = batch + ((m,) if not va else ()) + ((n,) if not vb else ())
+    return _finish(out, flg, allf, model.fmt, out_fmt, out_rounding, res, policies, final,
+                   return_flags)
+
+
+def dot(a, b, fmt, *, acc=None, order="sequential", block=None, products=None,
+        product_fmt=None, kahan=False, out_fmt=None, rounding=None, out_rounding=None,
+        return_flags=False, **policies):
+    """Inner product of two 1-D arrays of encodings of ``fmt`` (a 0-d array out);
+    the model's keywords as in `matmul`."""
+    fin = V.target_format(fmt)
+    A = V.as_bits(a, fin, "a")
+    B = V.as_bits(b, fin, "b")
+    if A.ndim != 1 or B.ndim != 1 or A.shape != B.shape:
+        raise ValueError(f"dot: expected two 1-D arrays of the same length, got shapes "
+                         f"{A.shape} and {B.shape}")
+    return matmul(A, B, fin, acc=acc, order=order, block=block, products=products,
+                  product_fmt=product_fmt, kahan=kahan, out_fmt=out_fmt, rounding=rounding,
+                  out_rounding=out_rounding, return_flags=return_flags, **policies)
+
+
+def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=False,
+        out_fmt=None, rounding=None, out_rounding=None, return_flags=False, **policies):
+    """Sum encodings of ``fmt`` along ``axis`` (an int, or None for all elements)
+    with an explicit accumulation model (see the module docstring; a `BlockFMA`
+    model sums the terms as products with 1)."""
+    policies = _split_policies(policies)
+    fin = V.target_format(fmt)
+    X = V.as_bits(x, fin, "x")
+    if axis is None:
+        X = X.reshape(1, -1)
+        shape = ()
+    else:
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+            raise TypeError(f"axis must be an int or None, got {axis!r}")
+        if X.ndim == 0:
+            raise ValueError("sum: a 0-d array has no axis; use axis=None")
+        ax = operator.index(axis)
+        if not -X.ndim <= ax < X.ndim:
+            raise ValueError(f"axis {ax} is out of bounds for an array of dimension {X.ndim}")
+        X = np.moveaxis(X, ax, -1)
+        shape = X.shape[:-1]
+        X = X.reshape(-1, X.shape[-1])
+    model = _model(acc, fin, order, block, None, None, kahan, rounding)
+    res = _resolve_for(model, rounding, policies)
+    A3 = np.ascontiguousarray(X)[None]
+    if isinstance(model, BlockFMA):
+        one = to_bits(np.ones(A3.shape[2:], np.float64), fin)
+        BT3 = np.ascontiguousarray(np.broadcast_to(one, (1, 1, A3.shape[2])))
+        out, flg, allf = _accumulate(A3, BT3, True, None, model, fin, res, return_flags)
+    else:
+        out, flg, allf = _accumulate(A3, None, False, None, model, fin, res, return_flags)
+    return _finish(out, flg, allf, model.fmt, out_fmt, out_rounding, res, policies, shape,
+                   return_flags)
+
+
+# ---------------------------------------------------------------------------
+# The values face
+# ---------------------------------------------------------------------------
+def _exact_bits(x, fin: Format, name: str) -> np.ndarray:
+    v = V.as_values(x, name)
+    bits = to_bits(v, fin, "nearest_even")
+    back = from_bits(bits, fin)
+    v64 = v.astype(np.float64)
+    same = (back == v64) | (np.isnan(back) & np.isnan(v64))
+    if not np.all(same):
+        bad = v64[~same].ravel()[0]
+        raise ValueError(f"{name}: {bad!r} is not exactly representable in {fin.name}; "
+                         f"round it first (softfloat.quantize(x, {fin.name!r}))")
+    # signed zeros: to_bits keeps the sign
+    return bits
+
+
+def _values_out(r, fmt_out, return_flags):
+    if return_flags:
+        return from_bits(r[0], fmt_out), r[1]
+    return from_bits(r, fmt_out)
+
+
+def _out_format(acc, fin, out_fmt, kw):
+    if out_fmt is not None:
+        return get_format(out_fmt)
+    m = _model(acc, fin, kw.get("order", "sequential"), kw.get("block"), kw.get("products"),
+               kw.get("product_fmt"), kw.get("kahan", False), kw.get("rounding"))
+    return m.fmt
+
+
+def matmul_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, **kw):
+    """`matmul` on float arrays whose entries are exactly representable in ``fmt``
+    (ValueError otherwise); returns the float64 values of the result."""
+    fin = V.target_format(fmt)
+    r = matmul(_exact_bits(a, fin, "a"), _exact_bits(b, fin, "b"), fin, acc=acc,
+               out_fmt=out_fmt, rounding=rounding, **kw)
+    return _values_out(r, _out_format(acc, fin, out_fmt, dict(kw, rounding=rounding)),
+                       kw.get("return_flags", False))
+
+
+def dot_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, **kw):
+    """`dot` on exactly representable float values; float64 out."""
+    fin = V.target_format(fmt)
+    r = dot(_exact_bits(a, fin, "a"), _exact_bits(b, fin, "b"), fin, acc=acc,
+            out_fmt=out_fmt, rounding=rounding, **kw)
+    return _values_out(r, _out_format(acc, fin, out_fmt, dict(kw, rounding=rounding)),
+                       kw.get("return_flags", False))
+
+
+def sum_values(x, fmt, axis=-1, *, acc=None, out_fmt=None, rounding=None, **kw):
+    """`sum` on exactly representable float values; float64 out."""
+    fin = V.target_format(fmt)
+    r = sum(_exact_bits(x, fin, "x"), fin, axis, acc=acc, out_fmt=out_fmt,
+            rounding=rounding, **kw)
+    return _values_out(r, _out_format(acc, fin, out_fmt, dict(kw, rounding=rounding)),
+                       kw.get("return_flags", False))

@@ -1,0 +1,387 @@
+"""Arithmetic on encodings: IEEE 754 operations of any simulated format, in every
+rounding mode and policy, with flags.
+
+Every function takes unsigned integer arrays of encodings of ``fmt`` (its storage
+dtype: uint8, uint16 or uint32), of any shapes that broadcast together, and
+returns encodings (or bools, or integers) of the broadcast shape. With
+``return_flags=True`` it also returns the per-element IEEE flags (uint8,
+SoftFloat's bit values: inexact 1, underflow 2, overflow 4, infinite 8,
+invalid 16). The OR of all flags raised goes into the context's sticky flags.
+
+Policies (``rounding``, ``subnormals``, ``ftz``, ``daz``, ``overflow``,
+``tininess``, ``nan``, ``sr_bits``, ``seed``, ``rng``) are those of
+`softfloat.to_bits`; None reads the current `softfloat.Context`. ``daz`` reads
+subnormal operands as zero; ``ftz`` flushes subnormal results to zero.
+
+NaN results follow the ``nan`` policy: ``propagate`` returns the first NaN
+operand (a, then b, then c), quieted, with its sign and payload (x86 SSE,
+SoftFloat 8086-SSE), and the format's default NaN for an invalid operation
+without NaN operands; ``canonical`` always the default NaN; an int, that
+pattern. fma(0, inf, c) is invalid and gives the default NaN even when c is a
+quiet NaN (SoftFloat). A signaling NaN operand raises invalid. Formats without
+infinity (fn, fnuz) give NaN (invalid) for an infinite result, or their largest
+value when overflow saturates, as conversions do; x/0 raises infinite too.
+
+Wrapped kernels: `softfloat._kernels.arith` (binary_array, fma_array,
+unary_array, compare_array, to_int_array, from_int_array).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _validate as V
+from ._kernels import arith as K
+from .context import kernel_policy, random_key, resolve
+from .flags import Flags
+from .rounding import Rounding
+
+__all__ = [
+    "add", "sub", "mul", "div", "fma", "sqrt",
+    "neg", "abs", "copysign",
+    "eq", "ne", "lt", "le", "gt", "ge", "unordered",
+    "eq_signaling", "ne_signaling", "lt_signaling", "le_signaling", "gt_signaling",
+    "ge_signaling",
+    "minimum", "maximum", "minimum_number", "maximum_number",
+    "round_to_integral", "to_int32", "to_int64", "from_int",
+]
+
+
+# ---------------------------------------------------------------------------
+# plumbing
+# ---------------------------------------------------------------------------
+def _setup(fmt, rounding, policies):
+    f = V.target_format(fmt)
+    res = resolve(rounding, **policies)
+    pol = kernel_policy(res, f)
+    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
+    return f, res, pol, key
+
+
+def _operands(arrays, f, names):
+    """Validate encodings and bring them to a common shape: returns
+    (shape, [(flat array, index mask)])."""
+    bs = [V.as_bits(x, f, nm) for x, nm in zip(arrays, names)]
+    try:
+        shape = np.broadcast_shapes(*(b.shape for b in bs))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(b.shape) for b in bs)) from None
+    out = []
+    for b in bs:
+        if b.size == 1:
+            out.append((np.ascontiguousarray(b).reshape(1), 0))
+        elif b.shape == shape:
+            out.append((V.flat(b), -1))
+        else:
+            out.append((np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1), -1))
+    return shape, out
+
+
+def _finish(out, flg, allf, res, shape, return_flags):
+    res.context.flags |= Flags(int(allf))
+    out = out.reshape(shape)
+    if return_flags:
+        return out, flg.reshape(shape)
+    return out
+
+
+def _flag_buffer(n, return_flags):
+    return np.empty(n if return_flags else 1, np.uint8)
+
+
+def _binary(op, a, b, fmt, rounding, return_flags, policies):
+    f, res, pol, key = _setup(fmt, rounding, policies)
+    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
+    n = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(n, f.dtype)
+    flg = _flag_buffer(n, return_flags)
+    allf = K.binary_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params, pol, key,
+                          V.CHUNK)
+    return _finish(out, flg, allf, res, shape, return_flags)
+
+
+def _compare(op, a, b, fmt, return_flags, policies):
+    f, res, pol, _ = _setup(fmt, None, policies)
+    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
+    n = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(n, np.bool_)
+    flg = _flag_buffer(n, return_flags)
+    allf = K.compare_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params,
+                           pol[K.P_DAZ], V.CHUNK)
+    return _finish(out, flg, allf, res, shape, return_flags)
+
+
+def _unary(op, a, fmt, rounding, return_flags, policies):
+    f, res, pol, key = _setup(fmt, rounding, policies)
+    x = V.as_bits(a, f, "a")
+    src = V.flat(x)
+    out = np.empty(src.size, f.dtype)
+    flg = _flag_buffer(src.size, return_flags)
+    allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
+    return _finish(out, flg, allf, res, x.shape, return_flags)
+
+
+def _check_bool(v, name):
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {v!r}")
+    return bool(v)
+
+
+_POLICY_DOC = """
+    Parameters
+    ----------
+    {args} : array_like of fmt's storage dtype (uint8/uint16/uint32)
+        Encodings; shapes broadcast like NumPy.
+    fmt : Format or str
+    rounding : str, optional
+        Rounding mode (default: the context's).
+    return_flags : bool
+        Also return per-element flags (uint8).
+    subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng
+        Policies, as in `softfloat.to_bits`.
+"""
+
+
+# ---------------------------------------------------------------------------
+# + - * / fma sqrt
+# ---------------------------------------------------------------------------
+def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
+    Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
+    return _binary(K.OP_ADD, a, b, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """a - b, correctly rounded (a NaN b is propagated with its own sign).
+    Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
+    return _binary(K.OP_SUB, a, b, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """a * b, correctly rounded; 0 * inf is invalid.
+    Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
+    return _binary(K.OP_MUL, a, b, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
+    inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
+    return _binary(K.OP_DIV, a, b, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """a * b + c with one rounding (the exact product and addend, jammed in 64
+    bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
+    f, res, pol, key = _setup(fmt, rounding, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+    shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"))
+    n = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(n, f.dtype)
+    flg = _flag_buffer(n, return_flags)
+    allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
+                       V.CHUNK)
+    return _finish(out, flg, allf, res, shape, return_flags)
+
+
+def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
+         overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
+    Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
+    return _unary(K.OP_SQRT, a, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),
+                   (fma, "a, b, c"), (sqrt, "a")):
+    _fn.__doc__ += _POLICY_DOC.format(args=_args)
+
+
+# ---------------------------------------------------------------------------
+# sign operations (bit operations: no flags, NaNs untouched)
+# ---------------------------------------------------------------------------
+def _fnuz_fixed(x, r, f):
+    """fnuz has no -0 and its NaN is the -0 pattern: zero and NaN stay as they are."""
+    if f.kind == "fnuz":
+        keep = (x & (f.sign_mask - 1)) == 0
+        r = np.where(keep, x, r).astype(f.dtype)
+    return r
+
+
+def _signop_result(r, return_flags):
+    if return_flags:
+        return r, np.zeros(r.shape, np.uint8)
+    return r
+
+
+def neg(a, fmt, *, return_flags=False):
+    """-a: flips the sign bit (of NaNs too; fnuz zero and NaN unchanged). No flags."""
+    f = V.target_format(fmt)
+    x = V.as_bits(a, f, "a")
+    r = _fnuz_fixed(x, (x ^ f.dtype.type(f.sign_mask)).astype(f.dtype), f)
+    return _signop_result(r, return_flags)
+
+
+def abs(a, fmt, *, return_flags=False):  # noqa: A001  (the IEEE name; shadows the builtin here)
+    """|a|: clears the sign bit (of NaNs too; the fnuz NaN unchanged). No flags."""
+    f = V.target_format(fmt)
+    x = V.as_bits(a, f, "a")
+    r = _fnuz_fixed(x, (x & f.dtype.type(f.sign_mask - 1)).astype(f.dtype), f)
+    return _signop_result(r, return_flags)
+
+
+def copysign(a, b, fmt, *, return_flags=False):
+    """a with b's sign bit (broadcast; fnuz zero and NaN of a unchanged). No flags."""
+    f = V.target_format(fmt)
+    x = V.as_bits(a, f, "a")
+    y = V.as_bits(b, f, "b")
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    x = np.broadcast_to(x, shape)
+    m = f.dtype.type(f.sign_mask)
+    r = ((x & f.dtype.type(f.sign_mask - 1)) | (np.broadcast_to(y, shape) & m)).astype(f.dtype)
+    return _signop_result(_fnuz_fixed(x, r, f), return_flags)
+
+
+# ---------------------------------------------------------------------------
+# comparisons
+# ---------------------------------------------------------------------------
+def _make_compare(name, op, doc):
+    def cmp(a, b, fmt, *, return_flags=False, subnormals=None, daz=None):
+        return _compare(op, a, b, fmt, return_flags, dict(subnormals=subnormals, daz=daz))
+    cmp.__name__ = cmp.__qualname__ = name
+    cmp.__doc__ = (doc + "\n\n    Returns a bool array of the broadcast shape (and uint8 flags with "
+                   "return_flags). ``daz``/``subnormals`` read subnormal operands as zero. "
+                   "-0 == +0. Wraps `softfloat._kernels.arith.compare_array`.")
+    return cmp
+
+
+_Q = "Quiet: invalid only for a signaling NaN operand; "
+_S = "Signaling: invalid for any NaN operand; "
+eq = _make_compare("eq", K.CMP_EQ, "a == b. " + _Q + "False when unordered.")
+ne = _make_compare("ne", K.CMP_NE, "a != b. " + _Q + "True when unordered.")
+lt = _make_compare("lt", K.CMP_LT, "a < b. " + _Q + "False when unordered.")
+le = _make_compare("le", K.CMP_LE, "a <= b. " + _Q + "False when unordered.")
+gt = _make_compare("gt", K.CMP_GT, "a > b. " + _Q + "False when unordered.")
+ge = _make_compare("ge", K.CMP_GE, "a >= b. " + _Q + "False when unordered.")
+unordered = _make_compare("unordered", K.CMP_UN, "True where a or b is NaN. " + _Q)
+_SG = K.CMP_SIGNALING
+eq_signaling = _make_compare("eq_signaling", K.CMP_EQ + _SG, "a == b. " + _S + "False when unordered.")
+ne_signaling = _make_compare("ne_signaling", K.CMP_NE + _SG, "a != b. " + _S + "True when unordered.")
+lt_signaling = _make_compare("lt_signaling", K.CMP_LT + _SG, "a < b (C's <). " + _S + "False when unordered.")
+le_signaling = _make_compare("le_signaling", K.CMP_LE + _SG, "a <= b (C's <=). " + _S + "False when unordered.")
+gt_signaling = _make_compare("gt_signaling", K.CMP_GT + _SG, "a > b (C's >). " + _S + "False when unordered.")
+ge_signaling = _make_compare("ge_signaling", K.CMP_GE + _SG, "a >= b (C's >=). " + _S + "False when unordered.")
+
+
+# ---------------------------------------------------------------------------
+# minimum / maximum (IEEE 754-2019)
+# ---------------------------------------------------------------------------
+def _make_minmax(name, op, doc):
+    def mm(a, b, fmt, *, return_flags=False, subnormals=None, daz=None, nan=None):
+        return _binary(op, a, b, fmt, None, return_flags, dict(subnormals=subnormals, daz=daz,
+                                                               nan=nan))
+    mm.__name__ = mm.__qualname__ = name
+    mm.__doc__ = (doc + "\n\n    -0 < +0. A signaling NaN operand raises invalid. NaN results "
+                  "follow the ``nan`` policy; ``daz`` reads subnormal operands as (signed) "
+                  "zero. Wraps `softfloat._kernels.arith.binary_array`.")
+    return mm
+
+
+minimum = _make_minmax("minimum", K.OP_MIN,
+                       "IEEE 754-2019 minimum(a, b): NaN if either operand is NaN.")
+maximum = _make_minmax("maximum", K.OP_MAX,
+                       "IEEE 754-2019 maximum(a, b): NaN if either operand is NaN.")
+minimum_number = _make_minmax("minimum_number", K.OP_MINNUM,
+                              "IEEE 754-2019 minimumNumber(a, b): a number wins over a NaN.")
+maximum_number = _make_minmax("maximum_number", K.OP_MAXNUM,
+                              "IEEE 754-2019 maximumNumber(a, b): a number wins over a NaN.")
+
+
+# ---------------------------------------------------------------------------
+# integral values and integers
+# ---------------------------------------------------------------------------
+def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
+                      subnormals=None, daz=None, nan=None, sr_bits=None, seed=None, rng=None):
+    """Round to an integral value of the format in the mode (IEEE roundToIntegral;
+    with ``exact=True`` roundToIntegralExact, which raises inexact when the value
+    changes). The sign is kept (-0.5 -> -0). NaN: the NaN policy; sNaN invalid.
+    Wraps `softfloat._kernels.arith.unary_array` (OP_RINT / OP_RINTX)."""
+    op = K.OP_RINTX if _check_bool(exact, "exact") else K.OP_RINT
+    return _unary(op, a, fmt, rounding, return_flags, dict(
+        subnormals=subnormals, daz=daz, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
+    exact = _check_bool(exact, "exact")
+    f, res, pol, key = _setup(fmt, rounding, policies)
+    x = V.as_bits(a, f, "a")
+    src = V.flat(x)
+    out = np.empty(src.size, np.int32 if ibits == 32 else np.int64)
+    flg = _flag_buffer(src.size, return_flags)
+    allf = K.to_int_array(src, out, flg, return_flags, ibits, exact, *f.params, pol, key,
+                          V.CHUNK)
+    return _finish(out, flg, allf, res, x.shape, return_flags)
+
+
+def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
+             daz=None, sr_bits=None, seed=None, rng=None):
+    """Encodings -> int32, rounded in the mode (IEEE convertToInteger; with
+    ``exact=True`` convertToIntegerExact, which raises inexact).
+
+    NaN, infinities and values out of range raise invalid and return
+    -2**31 (0x80000000, x86's "integer indefinite", as SoftFloat's 8086-SSE
+    specialization does for both signs). Wraps `softfloat._kernels.arith.to_int_array`."""
+    return _to_int(a, fmt, rounding, 32, exact, return_flags, dict(
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+def to_int64(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
+             daz=None, sr_bits=None, seed=None, rng=None):
+    """Encodings -> int64, as `to_int32` (invalid -> -2**63)."""
+    return _to_int(a, fmt, rounding, 64, exact, return_flags, dict(
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
+
+
+_INT_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
+
+
+def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+             overflow=None, tininess=None, sr_bits=None, seed=None, rng=None):
+    """Signed integers (int8/16/32/64 arrays, or Python ints) -> encodings of
+    ``fmt``, correctly rounded (overflow per the overflow policy). Unsigned arrays
+    are refused (they look like encodings): cast them to a signed type first.
+    Wraps `softfloat._kernels.arith.from_int_array`."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError("x: expected signed integers, got bool")
+    if isinstance(x, int):
+        if not -2**63 <= x < 2**63:
+            raise ValueError(f"x: {x} does not fit in int64")
+        arr = np.asarray(x, np.int64)
+    else:
+        arr = np.asarray(x)
+        if arr.dtype not in _INT_DTYPES:
+            raise TypeError(f"x: expected a signed integer array (int8/16/32/64), got dtype "
+                            f"{arr.dtype}" + ("; cast unsigned integers explicitly, e.g. "
+                                              ".astype(np.int64)" if arr.dtype.kind == "u" else ""))
+    f, res, pol, key = _setup(fmt, rounding, dict(
+        subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
+        sr_bits=sr_bits, seed=seed, rng=rng))
+    src = V.flat(arr.astype(np.int64, copy=False))
+    out = np.empty(src.size, f.dtype)
+    flg = _flag_buffer(src.size, return_flags)
+    allf = K.from_int_array(src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
+    return _finish(out, flg, allf, res, arr.shape, return_flags)
