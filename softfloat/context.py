@@ -99,8 +99,10 @@ def setcontext(ctx: Context) -> None:
 @contextlib.contextmanager
 def localcontext(ctx: Context | None = None, **changes):
     """``with localcontext(rounding="toward_zero") as ctx:`` runs the block under a
-    copy of ``ctx`` (default: the current context) with ``changes`` applied."""
+    copy of ``ctx`` (default: the current context) with ``changes`` applied. The
+    copy starts with clear sticky flags, so ``ctx.flags`` holds the block's own."""
     base = (ctx or getcontext()).copy()
+    base.flags = Flags.NONE
     for k, v in changes.items():
         if not hasattr(base, k):
             raise TypeError(f"Context has no attribute {k!r}")

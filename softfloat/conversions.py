@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate as V
-from ._kernels.convert import FAST_SPECS, convert_array, fast_convert_array, to_float64_array
+from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
+from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .formats import FP64, Format
@@ -26,13 +27,13 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     dE, dM, db, dk = dst.params
     if sk == 0 and sM > dM and db <= sb:
         # IEEE source whose normal range covers the target's: the branch-free,
-        # vectorized kernel (identical results, see its docstring).
-        spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk), 0)
-        allf = fast_convert_array(src, out, flg, return_flags, sE, sM, sb, dE, dM, db, dk,
-                                  pol, key, V.CHUNK, spec)
+        # vectorized kernel (identical results; see softfloat._kernels.convert).
+        kernel = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk), fast_chunk)
+        allf = run_chunks(kernel, src.size, src, out, flg, return_flags, sE, sM, sb,
+                          dE, dM, db, dk, pol, key)
     else:
-        allf = convert_array(src, out, flg, return_flags, sE, sM, sb, sk, dE, dM, db, dk,
-                             pol, key, V.CHUNK)
+        allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
+                          sk, dE, dM, db, dk, pol, key)
     res.context.flags |= Flags(int(allf))
     out = out.reshape(shape)
     if return_flags:
@@ -84,7 +85,7 @@ def from_bits(bits, fmt) -> np.ndarray:
     b = V.as_bits(bits, f)
     src = V.flat(b)
     out = np.empty(src.size, np.int64)
-    to_float64_array(src, out, *f.params)
+    run_chunks(to_float64_chunk, src.size, src, out, *f.params)
     return out.view(np.float64).reshape(b.shape)
 
 

@@ -28,26 +28,18 @@ def convert_one(x, sE, sM, sb, sk, dE, dM, db, dk, pol, key, idx):
     return make_nan(sign, np.int64(0), 1, dE, dM, dk, pol[P_NAN], pol[P_NANBITS]), flags
 
 
-@njit(parallel=True, cache=True)
-def convert_array(src, out, flg, want_flags, sE, sM, sb, sk, dE, dM, db, dk, pol, key, chunk):
-    """Parallel loop of `convert_one` over flat arrays, in chunks of ``chunk``
-    elements; ``flg`` is written if want_flags. Returns the OR of all flags."""
-    n = src.size
-    nch = (n + chunk - 1) // chunk
-    acc = np.zeros(nch, np.int64)
-    for c in prange(nch):
-        a = 0
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            b, f = convert_one(src[i], sE, sM, sb, sk, dE, dM, db, dk, pol, key, i)
-            out[i] = b
-            if want_flags:
-                flg[i] = f
-            a |= f
-        acc[c] = a
-    r = 0
-    for c in range(nch):
-        r |= acc[c]
-    return r
+@njit(cache=True, nogil=True)
+def convert_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sb, sk, dE, dM, db, dk, pol, key):
+    """`convert_one` over elements lo..hi (flags written if want_flags); returns
+    the OR of the flags. Run by softfloat._parallel.run_chunks."""
+    a = 0
+    for i in range(lo, hi):
+        b, f = convert_one(src[i], sE, sM, sb, sk, dE, dM, db, dk, pol, key, i)
+        out[i] = b
+        if want_flags:
+            flg[i] = f
+        a |= f
+    return a
 
 
 @njit(cache=True, inline="always")
@@ -70,10 +62,11 @@ def to_float64_one(x, E, M, bias, kind):
     return s | (np.int64(0x7FF) << 52) | (sig << (52 - M))
 
 
-@njit(parallel=True, cache=True)
-def to_float64_array(src, out, E, M, bias, kind):
-    for i in prange(src.size):
+@njit(cache=True, nogil=True)
+def to_float64_chunk(lo, hi, src, out, E, M, bias, kind):
+    for i in range(lo, hi):
         out[i] = to_float64_one(src[i], E, M, bias, kind)
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -194,12 +187,22 @@ def _fast_one(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd,
 
 
 @njit(cache=True, inline="always")
-def _fast_chunk(src, out, flg, want_flags, lo, hi, sE, sM, sbias, dE, dM, db, dk, m_rne,
-                m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst):
-    """Elements lo..hi of fast_convert_array: a plain loop that LLVM vectorizes
-    (kept out of the prange body, where it does not)."""
+def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key):
+    """Elements lo..hi through `_fast_one`: plain loops that LLVM vectorizes. The
+    mode becomes 0/1 integers; SR and flag writing get loops of their own."""
+    cst = fast_constants(dE, dM, db, dk, pol)
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == 0)
+    m_rna = np.int64(mode == 1)
+    m_up = np.int64(mode == 3)
+    m_dn = np.int64(mode == 4)
+    m_odd = np.int64(mode == 5)
+    daz = np.int64(pol[P_DAZ] != 0)
+    ftz = np.int64(pol[P_FTZ] != 0)
+    tinb = np.int64(pol[P_TINB] != 0)
+    nb = pol[P_SRBITS]
     a = np.int64(0)
-    if m_sr:
+    if mode == RSR:
         for i in range(lo, hi):
             b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(1), daz, ftz, tinb, nb,
@@ -224,58 +227,41 @@ def _fast_chunk(src, out, flg, want_flags, lo, hi, sE, sM, sbias, dE, dM, db, dk
     return a
 
 
-# The common pairs get the format as literal constants, which lets LLVM fold
-# the shifts and masks: 3-4x faster than the same loop with runtime formats.
-# spec codes: 1 float32->fp16, 2 float32->bf16, 3 float64->fp16, 4 float64->bf16.
-FAST_SPECS = {(8, 23, 127, 5, 10, 15, 0): 1, (8, 23, 127, 8, 7, 127, 0): 2,
-              (11, 52, 1023, 5, 10, 15, 0): 3, (11, 52, 1023, 8, 7, 127, 0): 4}
+@njit(cache=True, nogil=True)
+def fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key):
+    """Any IEEE source whose normal range covers the target's (formats at run time)."""
+    return _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key)
 
 
-@njit(cache=True)
-def _fast_chunk_spec(spec, src, out, flg, want_flags, lo, hi, sE, sM, sbias, dE, dM, db, dk,
-                     m_rne, m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst):
-    if spec == 1:
-        return _fast_chunk(src, out, flg, want_flags, lo, hi, 8, 23, 127, 5, 10, 15, 0, m_rne,
-                           m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst)
-    if spec == 2:
-        return _fast_chunk(src, out, flg, want_flags, lo, hi, 8, 23, 127, 8, 7, 127, 0, m_rne,
-                           m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst)
-    if spec == 3:
-        return _fast_chunk(src, out, flg, want_flags, lo, hi, 11, 52, 1023, 5, 10, 15, 0, m_rne,
-                           m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst)
-    if spec == 4:
-        return _fast_chunk(src, out, flg, want_flags, lo, hi, 11, 52, 1023, 8, 7, 127, 0, m_rne,
-                           m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst)
-    return _fast_chunk(src, out, flg, want_flags, lo, hi, sE, sM, sbias, dE, dM, db, dk, m_rne,
-                       m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz, tinb, nb, key, cst)
+# The common pairs get their formats as literal constants, which lets LLVM fold
+# the shifts and masks (3-4x faster than the same loop with run-time formats).
+# Each is compiled on first use only.
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f32_fp16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk(lo, hi, src, out, flg, want_flags, 8, 23, 127, 5, 10, 15, 0, pol, key)
 
 
-@njit(parallel=True, cache=True)
-def fast_convert_array(src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key,
-                       chunk, spec):
-    """Vectorizable conversion of host floats (as ints) into a format; see _fast_one.
-    Returns the OR of all flags."""
-    cst = fast_constants(dE, dM, db, dk, pol)
-    mode = pol[P_MODE]
-    m_rne = np.int64(mode == 0)
-    m_rna = np.int64(mode == 1)
-    m_up = np.int64(mode == 3)
-    m_dn = np.int64(mode == 4)
-    m_odd = np.int64(mode == 5)
-    m_sr = mode == RSR
-    daz = np.int64(pol[P_DAZ] != 0)
-    ftz = np.int64(pol[P_FTZ] != 0)
-    tinb = np.int64(pol[P_TINB] != 0)
-    nb = pol[P_SRBITS]
-    n = src.size
-    nch = (n + chunk - 1) // chunk
-    acc = np.zeros(nch, np.int64)
-    for c in prange(nch):
-        lo = c * chunk
-        acc[c] = _fast_chunk_spec(spec, src, out, flg, want_flags, lo, min(n, lo + chunk), sE,
-                                  sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd, m_sr, daz, ftz,
-                             tinb, nb, key, cst)
-    r = np.int64(0)
-    for c in range(nch):
-        r |= acc[c]
-    return r
+@njit(cache=True, nogil=True)
+def fast_chunk_f32_bf16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk(lo, hi, src, out, flg, want_flags, 8, 23, 127, 8, 7, 127, 0, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f64_fp16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 5, 10, 15, 0, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f64_bf16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 8, 7, 127, 0, pol, key)
+
+
+FAST_SPECS = {(8, 23, 127, 5, 10, 15, 0): fast_chunk_f32_fp16,
+              (8, 23, 127, 8, 7, 127, 0): fast_chunk_f32_bf16,
+              (11, 52, 1023, 5, 10, 15, 0): fast_chunk_f64_fp16,
+              (11, 52, 1023, 8, 7, 127, 0): fast_chunk_f64_bf16}

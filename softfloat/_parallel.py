@@ -1,0 +1,55 @@
+"""Run a serial, GIL-free numba chunk kernel over an array on several threads.
+
+Kernels here are plain ``@njit(nogil=True, cache=True)`` loops over ``[lo, hi)``
+that return the OR of the flags they raised. Splitting the work in Python keeps
+compilation cheap (numba's ``parallel=True`` lowering costs seconds per kernel)
+and lets each chunk kernel be specialised and compiled only when it is used.
+The chunking is a pure function of the array length, so results never depend on
+the thread count (stochastic rounding draws its bits from the element index).
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+#: arrays shorter than this run in the calling thread
+MIN_PARALLEL = 1 << 16
+
+
+def num_threads() -> int:
+    """Threads used for large arrays: $SOFTFLOAT_NUM_THREADS, else $NUMBA_NUM_THREADS,
+    else the number of CPUs available to this process."""
+    for var in ("SOFTFLOAT_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        v = os.environ.get(var)
+        if v and v.isdigit() and int(v) > 0:
+            return int(v)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover (not Linux)
+        return os.cpu_count() or 1
+
+
+def _get_pool(n: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    if _pool is None or _pool_size != n:
+        _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="softfloat")
+        _pool_size = n
+    return _pool
+
+
+def run_chunks(kernel, n: int, *args) -> int:
+    """``kernel(lo, hi, *args)`` over [0, n) in chunks; returns the OR of the results."""
+    nt = num_threads()
+    if n < MIN_PARALLEL or nt == 1:
+        return int(kernel(0, n, *args))
+    nchunks = min(4 * nt, (n + MIN_PARALLEL - 1) // MIN_PARALLEL)
+    step = (n + nchunks - 1) // nchunks
+    pool = _get_pool(nt)
+    futs = [pool.submit(kernel, lo, min(n, lo + step), *args) for lo in range(0, n, step)]
+    r = 0
+    for f in futs:
+        r |= int(f.result())
+    return r
