@@ -39,7 +39,7 @@ def as_bits(bits, fmt: Format, name="bits") -> np.ndarray:
     """An array of encodings of ``fmt``: its storage dtype, every value in range."""
     if isinstance(bits, (bool, np.bool_)):
         raise TypeError(f"{name}: expected {fmt.dtype} encodings of {fmt.name}, got bool")
-    if isinstance(bits, (int, np.integer)) and not isinstance(bits, np.ndarray):
+    if isinstance(bits, int):           # a Python int: any in-range encoding
         a = np.asarray(bits)
         if not 0 <= int(bits) < (1 << fmt.nbits):
             raise ValueError(f"{name}: {int(bits):#x} is not an encoding of {fmt.name} "
@@ -52,8 +52,9 @@ def as_bits(bits, fmt: Format, name="bits") -> np.ndarray:
                             f"values ({a.dtype}); use softfloat.to_bits to round values into "
                             f"{fmt.name}")
         if a.dtype.kind in "iu" and a.size and (a.min() < 0 or int(a.max()) >= 1 << fmt.nbits):
-            raise ValueError(f"{name}: values out of range for {fmt.name} encodings "
-                             f"(expected 0..{(1 << fmt.nbits) - 1:#x})")
+            raise ValueError(f"{name}: got {a.dtype} values out of range for {fmt.name} "
+                             f"encodings (expected {fmt.dtype} in 0..{(1 << fmt.nbits) - 1:#x}); "
+                             f"are these encodings of another format?")
         raise TypeError(f"{name}: expected a {fmt.dtype} array of {fmt.name} encodings, got "
                         f"dtype {a.dtype}; convert with .astype(np.{fmt.dtype})")
     if fmt.nbits not in (8, 16, 32) and a.size and int(a.max()) >= 1 << fmt.nbits:

@@ -2,9 +2,8 @@
 
 Public API (signatures are stable; other modules may code against them)
 ----------------------------------------------------------------------
-``sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, products=None,
-      kahan=False, out_fmt=None, rounding=None, out_rounding=None, return_flags=False,
-      **policies)``
+``sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=False,
+      out_fmt=None, rounding=None, out_rounding=None, return_flags=False, **policies)``
     Sum encodings ``x`` of ``fmt`` along ``axis`` (an int; None sums everything).
 ``dot(a, b, fmt, *, acc=None, order=..., ..., return_flags=False, **policies)``
     Inner product of two 1-D encodings arrays of ``fmt`` (the same length).
@@ -71,13 +70,20 @@ inputs whose products are exact in float32 (fp16, bf16 within range, fp8), no FT
 IEEE overflow, finite inputs and no ``return_flags``: computed with native float32
 arithmetic (vectorised over the output columns, the k order kept), which is provably
 the same (exact products; IEEE float32 addition is RNE). That path does not raise
-the context's sticky flags.
+the context's sticky flags (ask for ``return_flags=True`` to get them: that runs
+the integer kernel).
+
+Tensor-core presets (`tensor_core`, `TENSOR_CORE_PRESETS`) cover fp16, bf16 and
+tf32 inputs; the fp8 models of Hopper/Blackwell (32-product blocks, a narrower
+accumulator) are not among them yet. Valpey, Li, Pai & Gopalakrishnan (2025,
+arXiv:2502.15999) report that V100-A100 accumulation is not round-toward-zero and
+needs 3 extra carry-out bits for a 5-term block; the presets follow Fasi et al. and
+Khattak & Mikaitis, and a `BlockFMA` with other parameters can be built directly.
 """
 from __future__ import annotations
 
 __all__ = []
 
-import builtins
 import dataclasses
 import operator
 
@@ -331,10 +337,36 @@ def _program(order, block, K: int, has_c: bool):
 # ---------------------------------------------------------------------------
 # The driver
 # ---------------------------------------------------------------------------
-def _f32_exact(vals: np.ndarray) -> bool:
-    with np.errstate(over="ignore"):
-        f = vals.astype(np.float32)
-    return bool(np.all(np.isfinite(vals)) and np.array_equal(f.astype(np.float64), vals))
+_LUTS: dict = {}
+
+
+def _to_f32(bits: np.ndarray, fin: Format) -> np.ndarray:
+    """float32 values of encodings (exact for formats inside binary32's range; the
+    caller checks). Formats of <= 16 bits go through a table."""
+    if fin.nbits <= 16:
+        key = (fin.ebits, fin.mbits, fin.bias, fin.kind)
+        t = _LUTS.get(key)
+        if t is None:
+            allb = np.arange(1 << fin.nbits, dtype=np.int64).astype(fin.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                t = from_bits(allb, fin).astype(np.float32)
+            _LUTS[key] = t
+        return t[bits]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return from_bits(bits, fin).astype(np.float32)
+
+
+def _f32_fits(fin: Format) -> bool:
+    """Every finite value of fin is a binary32 number."""
+    return (fin.max <= FP32.max and fin.emin - fin.mbits >= FP32.emin - FP32.mbits
+            and fin.mbits <= 23)
+
+
+def _products_exact(fin: Format) -> bool:
+    """Every product of two finite values of fin is exact in binary32 (no overflow,
+    no bits below 2**-149, at most 24 significant bits)."""
+    return (_f32_fits(fin) and 2 * fin.precision <= 24 and fin.max * fin.max <= FP32.max
+            and 2 * (fin.emin - fin.mbits) >= FP32.emin - FP32.mbits)
 
 
 def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
@@ -345,21 +377,58 @@ def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
     return max(int(e) - 1, fin.emin) - fin.mbits
 
 
-def _fast_ok(model, fin: Format, res, return_flags, A, B) -> bool:
-    if not (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
+def _fast_ok(model, fin: Format, res, return_flags) -> bool:
+    return (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
             and isinstance(model.order, str) and model.order == "sequential"
             and model.products in ("exact", "fused") and not return_flags
             and res.rounding == Rounding.NEAREST_EVEN and not res.ftz and not res.daz
-            and res.overflow in (None, "ieee")):
-        return False
-    return True
+            and res.overflow in (None, "ieee") and _f32_fits(fin))
 
 
-def _accumulate(A3, BT3, has_b, C3, model, fin: Format, res, return_flags, fast=True):
-    """Run the model on A3 (nb, m, K) [and BT3 (nb, n, K)]; returns accumulator
-    encodings (nb, m, n) and flags (or None)."""
+def _fast(A3, B3, has_b, C3, fin: Format, pol):
+    """The native float32 path, or None where it would not be exact."""
     nb, m, K = A3.shape
-    n = BT3.shape[1] if has_b else 1
+    has_c = C3 is not None
+    av = _to_f32(A3, fin)
+    if not np.isfinite(av).all():
+        return None
+    if has_b:
+        bv = _to_f32(B3, fin)
+        if not np.isfinite(bv).all():
+            return None
+        if not _products_exact(fin):
+            # products exact for these values? (binary32 range and 24 bits)
+            if 2 * fin.precision > 24:
+                return None
+            amax, bmax = float(np.abs(av).max(initial=0)), float(np.abs(bv).max(initial=0))
+            if (amax * bmax > FP32.max
+                    or _min_ulp_exp(av, fin) + _min_ulp_exp(bv, fin) < FP32.emin - FP32.mbits):
+                return None
+        n = B3.shape[2]
+        out = np.empty((nb, m, n), np.float32)
+        Cf = from_bits(C3, FP32).astype(np.float32) if has_c else np.zeros((1, 1, 1), np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            matmul_f32_seq(av, bv, Cf, has_c, out)
+    elif not has_c:
+        out = np.empty(nb * m, np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sum_f32_seq(av.reshape(nb * m, K), out)
+        out = out.reshape(nb, m, 1)
+    else:
+        return None
+    bits = out.view(np.uint32)
+    nan = np.isnan(out)
+    if nan.any():                       # only inf - inf: a fresh NaN
+        bits = bits.copy()
+        bits[nan] = np.uint32(pol[6])
+    return bits
+
+
+def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=True):
+    """Run the model on A3 (nb, m, K) [and B3 (nb, K, n)]; returns accumulator
+    encodings (nb, m, n), flags (or None) and the OR of all flags."""
+    nb, m, K = A3.shape
+    n = B3.shape[2] if has_b else 1
     afmt = model.fmt
     has_c = C3 is not None
     if K == 0:
@@ -367,49 +436,28 @@ def _accumulate(A3, BT3, has_b, C3, model, fin: Format, res, return_flags, fast=
                else np.full((nb, m, n), 0, afmt.dtype))
         return out, (np.zeros((nb, m, n), np.uint8) if return_flags else None), 0
     pol = kernel_policy(res, afmt)
-    if fast and _fast_ok(model, fin, res, return_flags, A3, BT3):
-        av = from_bits(A3, fin)
-        bv = from_bits(BT3, fin) if has_b else None
-        ok = _f32_exact(av) and (bv is None or _f32_exact(bv))
-        if ok and has_b:
-            ok = (2 * fin.precision <= 24
-                  and float(np.abs(av).max(initial=0)) * float(np.abs(bv).max(initial=0))
-                  <= FP32.max
-                  and _min_ulp_exp(av, fin) + _min_ulp_exp(bv, fin) >= -149)
-        if ok:
-            with np.errstate(over="ignore", invalid="ignore"):
-                if has_b:
-                    out = np.empty((nb, m, n), np.float32)
-                    Bk = np.ascontiguousarray(np.swapaxes(bv, 1, 2)).astype(np.float32)
-                    Cf = (from_bits(C3, FP32).astype(np.float32) if has_c
-                          else np.zeros((1, 1, 1), np.float32))
-                    matmul_f32_seq(av.astype(np.float32), Bk, Cf, has_c, out)
-                elif not has_c:
-                    out = np.empty(nb * m, np.float32)
-                    sum_f32_seq(av.astype(np.float32).reshape(nb * m, K), out)
-                    out = out.reshape(nb, m, 1)
-                else:
-                    out = None
-            if out is not None:
-                bits = out.view(np.uint32)
-                nan = np.isnan(out)
-                if nan.any():                       # only inf - inf: a fresh NaN
-                    bits = bits.copy()
-                    bits[nan] = np.uint32(pol[6])
-                return bits, None, None
+    if fast and _fast_ok(model, fin, res, return_flags):
+        bits = _fast(A3, B3, has_b, C3, fin, pol)
+        if bits is not None:
+            return bits, None, 0
+    # One array type for every format (uint32) keeps the number of compiled
+    # specialisations of the kernels at one.
     flg = np.zeros((nb, m, n) if return_flags else (1, 1, 1), np.uint8)
-    out = np.empty((nb, m, n), afmt.dtype)
+    out = np.empty((nb, m, n), np.uint32)
     iE, iM, ib, ik = fin.params
     aE, aM, ab, ak = afmt.params
-    Cin = C3 if has_c else np.zeros((1, 1, 1), afmt.dtype)
-    BTin = BT3 if has_b else np.zeros((1, 1, 1), A3.dtype)
+    u32 = np.uint32
+    A3 = np.ascontiguousarray(A3, u32)
+    Cin = np.ascontiguousarray(C3, u32) if has_c else np.zeros((1, 1, 1), u32)
+    BTin = (np.ascontiguousarray(np.swapaxes(B3, 1, 2), u32) if has_b
+            else np.zeros((1, 1, 1), u32))
     if isinstance(model, BlockFMA):
         bres = dataclasses.replace(res, rounding=get_rounding(model.rounding))
         bpol = kernel_policy(bres, afmt)
         allf = block_fma(A3, BTin, Cin, has_c, out, flg, return_flags, int(model.width),
                          int(model.extra_bits), int(model.frame_bits), int(model.frame_emin),
                          iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, 64)
-        return out, (flg if return_flags else None), allf
+        return out.astype(afmt.dtype), (flg if return_flags else None), allf
     prog, nslots = _program(model.order, model.block, K, has_c)
     pfmt = model.product_fmt or afmt
     ppol = kernel_policy(res, pfmt)
@@ -420,7 +468,7 @@ def _accumulate(A3, BT3, has_b, C3, model, fin: Format, res, return_flags, fast=
                           iE, iM, ib, ik, aE, aM, ab, ak, pol,
                           has_b and model.products == "rounded", pE, pM, pb, pk, ppol,
                           bool(model.kahan), key, 64)
-    return out, (flg if return_flags else None), allf
+    return out.astype(afmt.dtype), (flg if return_flags else None), allf
 
 
 def _finish(out, flg, allf, afmt: Format, out_fmt, out_rounding, res, policies, shape,
@@ -491,17 +539,17 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
                          f"(k = {A.shape[-1]} vs {B.shape[-2]})")
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
-    A3 = np.ascontiguousarray(np.broadcast_to(A, batch + (m, K))).reshape(-1, m, K)
-    BT3 = np.ascontiguousarray(np.swapaxes(np.broadcast_to(B, batch + (K, n)), -1, -2)
-                               ).reshape(-1, n, K)
+    nbt = int(np.prod(batch, dtype=np.int64))
+    A3 = np.ascontiguousarray(np.broadcast_to(A, batch + (m, K))).reshape(nbt, m, K)
+    B3 = np.ascontiguousarray(np.broadcast_to(B, batch + (K, n))).reshape(nbt, K, n)
     model = _model(acc, fin, order, block, products, product_fmt, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
     shape = batch + (m, n)
     C3 = None
     if c is not None:
         Cb = V.as_bits(c, model.fmt, "c")
-        C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1, m, n)
-    out, flg, allf = _accumulate(A3, BT3, True, C3, model, fin, res, return_flags)
+        C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(nbt, m, n)
+    out, flg, allf = _accumulate(A3, B3, True, C3, model, fin, res, return_flags)
     final = batch + ((m,) if not va else ()) + ((n,) if not vb else ())
     return _finish(out, flg, allf, model.fmt, out_fmt, out_rounding, res, policies, final,
                    return_flags)
@@ -532,7 +580,7 @@ def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=Fals
     fin = V.target_format(fmt)
     X = V.as_bits(x, fin, "x")
     if axis is None:
-        X = X.reshape(1, -1)
+        X = X.reshape(1, X.size)
         shape = ()
     else:
         if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
@@ -544,14 +592,14 @@ def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=Fals
             raise ValueError(f"axis {ax} is out of bounds for an array of dimension {X.ndim}")
         X = np.moveaxis(X, ax, -1)
         shape = X.shape[:-1]
-        X = X.reshape(-1, X.shape[-1])
+        X = X.reshape(int(np.prod(shape, dtype=np.int64)), X.shape[-1])
     model = _model(acc, fin, order, block, None, None, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
     A3 = np.ascontiguousarray(X)[None]
     if isinstance(model, BlockFMA):
         one = to_bits(np.ones(A3.shape[2:], np.float64), fin)
-        BT3 = np.ascontiguousarray(np.broadcast_to(one, (1, 1, A3.shape[2])))
-        out, flg, allf = _accumulate(A3, BT3, True, None, model, fin, res, return_flags)
+        B3 = np.ascontiguousarray(one.reshape(1, -1, 1))
+        out, flg, allf = _accumulate(A3, B3, True, None, model, fin, res, return_flags)
     else:
         out, flg, allf = _accumulate(A3, None, False, None, model, fin, res, return_flags)
     return _finish(out, flg, allf, model.fmt, out_fmt, out_rounding, res, policies, shape,

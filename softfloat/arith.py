@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import arith as K
+from ._kernels.arith_fast import binary_fast_array
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -57,10 +58,23 @@ def _setup(fmt, rounding, policies):
     return f, res, pol, key
 
 
+def _kdtype(f):
+    """The dtype the kernels see: encodings of 8-bit formats are widened to uint16,
+    so that each kernel compiles for two array types (uint16, uint32), not three."""
+    return np.dtype(np.uint16) if f.nbits <= 16 else np.dtype(np.uint32)
+
+
+def _kbits(x, f, name):
+    """Validated encodings of f, in the kernels' dtype, writable (a read-only
+    array would make numba compile another specialization)."""
+    b = V.as_bits(x, f, name).astype(_kdtype(f), copy=False)
+    return b if b.flags.writeable else b.copy()
+
+
 def _operands(arrays, f, names):
     """Validate encodings and bring them to a common shape: returns
     (shape, [(flat array, index mask)])."""
-    bs = [V.as_bits(x, f, nm) for x, nm in zip(arrays, names)]
+    bs = [_kbits(x, f, nm) for x, nm in zip(arrays, names)]
     try:
         shape = np.broadcast_shapes(*(b.shape for b in bs))
     except ValueError:
@@ -73,13 +87,15 @@ def _operands(arrays, f, names):
         elif b.shape == shape:
             out.append((V.flat(b), -1))
         else:
-            out.append((np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1), -1))
+            out.append((np.array(np.broadcast_to(b, shape), copy=True).reshape(-1), -1))
     return shape, out
 
 
-def _finish(out, flg, allf, res, shape, return_flags):
+def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
     res.context.flags |= Flags(int(allf))
     out = out.reshape(shape)
+    if dtype is not None:
+        out = out.astype(dtype, copy=False)
     if return_flags:
         return out, flg.reshape(shape)
     return out
@@ -89,15 +105,27 @@ def _flag_buffer(n, return_flags):
     return np.empty(n if return_flags else 1, np.uint8)
 
 
+_FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
+
+
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, f.dtype)
+    out = np.empty(n, _kdtype(f))
     flg = _flag_buffer(n, return_flags)
-    allf = K.binary_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params, pol, key,
-                          V.CHUNK)
-    return _finish(out, flg, allf, res, shape, return_flags)
+    if op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC:
+        # two-pass kernel: a vectorized pass for normal operands and results, the
+        # general path for the rest (softfloat._kernels.arith_fast)
+        fa = fa if ma else np.full(n, fa[0], fa.dtype)
+        fb = fb if mb else np.full(n, fb[0], fb.dtype)
+        scratch = flg if return_flags else np.empty(n, np.uint8)
+        allf = binary_fast_array(op, fa, fb, out, scratch, return_flags, *f.params, pol,
+                                 V.CHUNK)
+    else:
+        allf = K.binary_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params, pol,
+                              key, V.CHUNK)
+    return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
 
 
 def _compare(op, a, b, fmt, return_flags, policies):
@@ -113,12 +141,12 @@ def _compare(op, a, b, fmt, return_flags, policies):
 
 def _unary(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    x = V.as_bits(a, f, "a")
+    x = _kbits(a, f, "a")
     src = V.flat(x)
-    out = np.empty(src.size, f.dtype)
+    out = np.empty(src.size, _kdtype(f))
     flg = _flag_buffer(src.size, return_flags)
     allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
-    return _finish(out, flg, allf, res, x.shape, return_flags)
+    return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
 
 def _check_bool(v, name):
@@ -190,11 +218,11 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
     shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"))
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, f.dtype)
+    out = np.empty(n, _kdtype(f))
     flg = _flag_buffer(n, return_flags)
     allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
                        V.CHUNK)
-    return _finish(out, flg, allf, res, shape, return_flags)
+    return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
 
 
 def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
@@ -328,7 +356,7 @@ def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
 def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
     exact = _check_bool(exact, "exact")
     f, res, pol, key = _setup(fmt, rounding, policies)
-    x = V.as_bits(a, f, "a")
+    x = _kbits(a, f, "a")
     src = V.flat(x)
     out = np.empty(src.size, np.int32 if ibits == 32 else np.int64)
     flg = _flag_buffer(src.size, return_flags)
@@ -381,7 +409,7 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
         subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
         sr_bits=sr_bits, seed=seed, rng=rng))
     src = V.flat(arr.astype(np.int64, copy=False))
-    out = np.empty(src.size, f.dtype)
+    out = np.empty(src.size, _kdtype(f))
     flg = _flag_buffer(src.size, return_flags)
     allf = K.from_int_array(src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
-    return _finish(out, flg, allf, res, arr.shape, return_flags)
+    return _finish(out, flg, allf, res, arr.shape, return_flags, f.dtype)

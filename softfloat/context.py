@@ -47,6 +47,7 @@ class Context:
         ``propagate``: a NaN operand's sign and payload, quieted (x86 SSE, SoftFloat's
         8086-SSE); a fresh NaN is the format's default NaN. ``canonical``: always the
         format's default NaN (0x7E00 fp16, 0x7FC0 bf16). An int: always that pattern.
+        (Overflow to NaN in a format without infinity keeps the sign, as ml_dtypes does.)
     sr_bits : int
         Random bits per stochastic rounding (1..32): the result rounds up with
         probability ceil(frac * 2**sr_bits) / 2**sr_bits, frac being the exact

@@ -206,9 +206,13 @@ FP64 = Format("fp64", 11, 52, aliases=("double", "binary64", "float64", "f64"))
 
 _BUILTIN = [FP16, BF16, FP32, TF32, FP8_E5M2, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2FNUZ]
 _REGISTRY: dict = {}
+def _key(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
 for _f in _BUILTIN:
     for _n in (_f.name,) + _f.aliases:
-        _REGISTRY[_n] = _f
+        _REGISTRY[_key(_n)] = _f
 
 
 def formats() -> list:
@@ -229,7 +233,7 @@ def get_format(fmt) -> Format:
         return fmt
     if not isinstance(fmt, str):
         raise TypeError(f"expected a softfloat.Format or a format name, got {type(fmt).__name__}")
-    key = fmt.strip().lower().replace("-", "_")
+    key = _key(fmt)
     if key in _REGISTRY:
         return _REGISTRY[key]
     import re

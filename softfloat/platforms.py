@@ -33,7 +33,6 @@ bfloat16 -> float32 bit shift does), or an int (always that pattern).
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -44,7 +43,7 @@ from .conversions import convert, to_bits
 from .formats import FP32, Format, get_format
 
 __all__ = [
-    "Platform", "Reduction", "get_platform", "platforms", "PLATFORM_OPS",
+    "Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
     "platform_op", "platform_to_bits", "platform_convert", "platform_sum",
     "platform_mean", "platform_matmul",
 ]
@@ -346,8 +345,9 @@ _ALIASES = {"cuda": "torch_cuda", "torch-cuda": "torch_cuda", "cpu": "torch_cpu"
             "arm": "arm_default_nan", "arm_dn": "arm_default_nan", "risc-v": "riscv"}
 
 
-def platforms() -> list:
-    """Names of the preset platforms."""
+def platform_names() -> list:
+    """Names of the preset platforms (``platform_names``, so as not to shadow the
+    module ``softfloat.platforms``)."""
     return list(_PRESETS)
 
 
@@ -364,7 +364,7 @@ def get_platform(platform=None) -> Platform:
     key = platform.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _PRESETS:
-        raise ValueError(f"unknown platform {platform!r}; expected one of {platforms()} "
+        raise ValueError(f"unknown platform {platform!r}; expected one of {platform_names()} "
                          f"or a softfloat.Platform")
     return _PRESETS[key]
 
@@ -720,7 +720,7 @@ def _values(bits, f: Format) -> np.ndarray:
 
 # --------------------------------------------------------------------------
 # Reductions and matmul (the platform's accumulate format; order: sequential
-# or pairwise; named device orders are modelled as sequential and only bounded)
+# or pairwise; named device orders are modelled as pairwise and only bounded)
 # --------------------------------------------------------------------------
 def _acc_env(plat: Platform, f: Format) -> _Env:
     acc = plat.reduction.accumulate
@@ -738,7 +738,8 @@ def _reduce_add(env: _Env, x: np.ndarray, order: str) -> np.ndarray:
             h = x.shape[0] // 2
             s = env.run("add", x[:h], x[h:2 * h])
             x = np.concatenate([s, x[2 * h:]]) if x.shape[0] % 2 else s
-        return x[0]
+        # the accumulator starts at +0, as a float32 reduction's identity: -0 sums to +0
+        return env.run("add", env.const(0.0), x[0])
     acc = np.broadcast_to(env.const(0.0), x.shape[1:]).copy()
     for i in range(n):
         acc = env.run("add", acc, x[i])
@@ -749,14 +750,14 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
     """Sum of ``fmt`` encodings along ``axis`` (None: all), accumulated in the
     platform's ``reduction.accumulate`` format starting from +0, in ``order``
     (default: the platform's when it is ``sequential``/``pairwise``, else
-    ``sequential`` -- a device order such as ``cuda_reduce`` is not transcribed, so
+    ``pairwise`` -- a device order such as ``cuda_reduce`` is not transcribed, so
     the result is a model to bound against, bit-exact only where the accumulation
     is exact), rounded once to ``fmt``."""
     plat = get_platform(platform)
     f = get_format(fmt)
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
-                      else "sequential")
+                      else "pairwise")
     if order not in ("sequential", "pairwise"):
         raise ValueError(f"order must be 'sequential' or 'pairwise', got {order!r}")
     env = _acc_env(plat, f)
@@ -772,7 +773,7 @@ def platform_mean(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray
     f = get_format(fmt)
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
-                      else "sequential")
+                      else "pairwise")
     env = _acc_env(plat, f)
     x = env.tensor(b)
     x = x.reshape(-1) if axis is None else np.moveaxis(x, axis, 0)

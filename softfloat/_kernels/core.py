@@ -104,13 +104,15 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
 
     propagate: the source's sign and top fraction bits, quieted (SoftFloat 8086-SSE);
     a fresh NaN is the format's default NaN. canonical: always ``nanbits``.
-    Formats without payloads (fn, fnuz) give their NaN.
+    fn formats keep the sign under propagate; fnuz has a single NaN.
     """
     if kind == K_FNUZ:
         return np.int64(1) << (E + M)
-    if kind == K_FN:
+    if nanmode == NAN_CANONICAL:
+        return nanbits
+    if kind == K_FN:                  # one NaN per sign: the sign is the payload
         return (sign << (E + M)) | ((np.int64(1) << (E + M)) - 1)
-    if nanmode == NAN_CANONICAL or plen == 0:
+    if plen == 0:
         return nanbits
     if plen >= M:
         frac = payload >> (plen - M)
@@ -158,7 +160,8 @@ def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
         return (sign << (E + M)) | max_mag(E, M, kind)
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M)
-    return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_CANONICAL, nanbits)
+    # fn/fnuz: NaN with the sign kept (as ml_dtypes does), whatever the NaN policy
+    return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits)
 
 
 @njit(cache=True, inline="always")
@@ -246,4 +249,4 @@ def inf_bits(sign, E, M, kind, ovf, nanbits):
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
     if ovf == OVF_SATURATE:
         return (sign << (E + M)) | max_mag(E, M, kind), 0
-    return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_CANONICAL, nanbits), F_INVALID
+    return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits), F_INVALID

@@ -1,0 +1,89 @@
+"""Cost of the accumulation models, as ratios to NumPy in the same run.
+
+    python benchmarks/bench_matmul.py [--quick]
+
+Prints: fp16 matmul with fp32 sequential nearest-even accumulation (the float32
+fast path) at 256x256x256 and 1024x256x1024 as a ratio to numpy's float32 matmul;
+the integer kernel (fp16 accumulation) and the block-FMA (H100 tensor-core) model in
+nanoseconds per multiply-add; summation throughput in elements per second.
+Each figure is the best of a few runs after a warm-up call (numba compiles on
+first use; cold first-call times are printed too).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import softfloat as sf
+
+
+def best(fn, reps=7):
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+    return min(t)
+
+
+def main(quick=False):
+    rng = np.random.default_rng(0)
+    print(f"softfloat {sf.__version__}, numpy {np.__version__}")
+    t0 = time.perf_counter()
+    a = sf.to_bits(rng.standard_normal((8, 8)), "fp16")
+    sf.matmul(a, a, "fp16", acc="fp32")
+    sf.matmul(a, a, "fp16", acc="fp16")
+    sf.matmul(a, a, "fp16", acc="h100")
+    print(f"cold first calls (compile or cache load): {time.perf_counter() - t0:.1f} s")
+
+    print("\nfp16 matmul, fp32 sequential RNE accumulation (fast path) vs numpy float32:")
+    shapes = [(256, 256, 256), (1024, 256, 1024)]
+    for m, k, n in shapes:
+        A = rng.standard_normal((m, k))
+        B = rng.standard_normal((k, n))
+        ab, bb = sf.to_bits(A, "fp16"), sf.to_bits(B, "fp16")
+        a32, b32 = sf.from_bits(ab, "fp16").astype(np.float32), sf.from_bits(bb, "fp16").astype(np.float32)
+        # interleaved, best of 7 each (the machine may be shared)
+        t_np = t_sf = t_sf16 = float("inf")
+        for _ in range(7):
+            t_np = min(t_np, best(lambda: a32 @ b32, 1))
+            t_sf = min(t_sf, best(lambda: sf.matmul(ab, bb, "fp16", acc="fp32"), 1))
+            t_sf16 = min(t_sf16, best(lambda: sf.matmul(ab, bb, "fp16", acc="fp32",
+                                                         out_fmt="fp16"), 1))
+        print(f"  {m}x{k}x{n}: numpy f32 {t_np * 1e3:8.2f} ms   softfloat {t_sf * 1e3:8.2f} ms "
+              f"(ratio {t_sf / t_np:5.1f}x)   with fp16 output {t_sf16 * 1e3:8.2f} ms "
+              f"(ratio {t_sf16 / t_np:5.1f}x)")
+
+    m = k = n = 64 if quick else 128
+    A = sf.to_bits(rng.standard_normal((m, k)), "fp16")
+    B = sf.to_bits(rng.standard_normal((k, n)), "fp16")
+    macs = m * k * n
+    for label, kw in (("integer kernel, fp16 accumulation (RNE)", dict(acc="fp16")),
+                      ("integer kernel, fp32 accumulation, flags", dict(acc="fp32",
+                                                                        return_flags=True)),
+                      ("integer kernel, fp16 pairwise", dict(acc="fp16", order="pairwise")),
+                      ("block-FMA model, h100 preset", dict(acc="h100")),
+                      ("block-FMA model, v100 preset", dict(acc="v100"))):
+        t = best(lambda: sf.matmul(A, B, "fp16", **kw))
+        print(f"  {label:44s} {t / macs * 1e9:7.1f} ns per multiply-add ({m}x{k}x{n})")
+
+    print("\nsummation throughput:")
+    N = 10**6 if quick else 10**7
+    x = sf.to_bits(rng.standard_normal((10, N // 10)), "fp16")
+    for label, kw in (("fp16 -> fp32 sequential RNE (fast path)", dict(acc="fp32")),
+                      ("fp16 -> fp16 sequential (integer kernel)", dict(acc="fp16")),
+                      ("fp16 -> fp16 stochastic (integer kernel)", dict(acc="fp16",
+                                                                      rounding="stochastic",
+                                                                      seed=1)),
+                      ("fp16 -> fp16 Kahan (integer kernel)", dict(acc="fp16", kahan=True))):
+        t = best(lambda: sf.sum(x, "fp16", **kw), reps=2)
+        print(f"  {label:44s} {N / t / 1e6:8.1f} Melem/s")
+    xf = sf.from_bits(x, "fp16").astype(np.float32)
+    t = best(lambda: xf.sum(axis=1))
+    print(f"  {'numpy float32 sum (pairwise), for scale':44s} {N / t / 1e6:8.1f} Melem/s")
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

@@ -1,0 +1,424 @@
+"""The three techniques of mixed-precision training, each against its absence.
+
+    python -m nn.experiments [--quick] [--json PATH] [--plots DIR]
+
+1. fp32 baseline (digits, MLP 64-64-10; SGD with momentum, and Adam).
+2. fp16 and bf16 weights updated in place (no master copy) against fp32 master
+   weights: loss, accuracy, the share of lost updates.
+3. bf16 weights updated with stochastic rounding, no master copy.
+4. fp16 with small gradients (the loss multiplied by 2**-20, the learning rate by
+   2**20): no loss scaling, static, dynamic: share of gradient values that
+   underflow to zero, skipped steps, the scale over time.
+5. Matrix products with fp16 and bf16 accumulation against fp32 accumulation on a
+   wide teacher-student regression: error of the products against float64, and
+   the final loss.
+
+Prints a table, writes JSON records (``--json``) and PNG plots (``--plots``,
+needs matplotlib).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+import softfloat as sf
+
+from . import data as _data
+from .engine import Tensor
+from .layers import MLP
+from .optim import SGD, Adam
+from .precision import Precision, lp_matmul
+from .train import evaluate, make_scaler, train_step
+
+__all__ = ["RunConfig", "run", "experiments", "main"]
+
+
+@dataclasses.dataclass
+class RunConfig:
+    name: str
+    experiment: int
+    task: str = "classify"                # or "regress"
+    params: str = "fp32"
+    master_weights: bool = False
+    loss_scaling: str = "none"
+    loss_scale: float = 2.0 ** 16
+    scaler_options: dict = dataclasses.field(default_factory=dict)
+    accumulate: str = "fp32"
+    rounding: str = "nearest_even"        # casts
+    update_rounding: str | None = None    # weight update without master copy
+    optimizer: str = "sgd"
+    lr: float = 0.01
+    momentum: float = 0.0
+    epochs: int = 10
+    batch: int = 32
+    loss_factor: float = 1.0              # multiplies the loss (lr is divided by it)
+    hidden: tuple = (64,)
+    seed: int = 0
+    collect_grads: bool = False           # keep a sample of gradient magnitudes
+    init_near_teacher: float = 0.1        # regression: start at teacher + this relative noise
+
+
+def _dataset(cfg, quick):
+    if cfg.task == "classify":
+        return _data.digits(seed=cfg.seed) + (None,)
+    return _data.teacher_student(n_train=256, n_test=128, d_in=1024 if quick else 4096,
+                                 d_out=4, seed=cfg.seed, return_teacher=True)
+
+
+def _all_grads(loss):
+    """Gradients of every tensor in the graph (activations and weights)."""
+    seen, stack, weights, acts = set(), [loss], [], []
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v.grad is not None and v is not loss and v.data.size > 1:
+            (acts if v._prev else weights).append(np.ravel(v.grad))
+        stack.extend(v._prev)
+    return weights, acts
+
+
+def run(cfg: RunConfig, quick=True):
+    """Train one configuration; returns its JSON record."""
+    xtr, ytr, xte, yte, teacher = _dataset(cfg, quick)
+    policy = Precision(cfg.params, rounding=cfg.rounding, update_rounding=cfg.update_rounding,
+                       accumulate=cfg.accumulate, master_weights=cfg.master_weights,
+                       loss_scaling=cfg.loss_scaling, loss_scale=cfg.loss_scale,
+                       scaler_options=cfg.scaler_options, seed=cfg.seed)
+    n_out = 10 if cfg.task == "classify" else ytr.shape[1]
+    model = MLP([xtr.shape[1], *cfg.hidden, n_out], seed=cfg.seed)
+    floor = None
+    if teacher is not None:
+        # The loss at the optimum (the teacher's weights) under this policy: the
+        # floor that the rounding of the products and sums puts under training.
+        wrng = np.random.default_rng(cfg.seed + 2)
+        for layer, w in zip(model.layers, teacher):
+            layer.W.data = w.copy()
+            layer.b.data = np.zeros_like(layer.b.data)
+        floor, _ = evaluate(model, policy, xtr, ytr, cfg.task)
+        for layer, w in zip(model.layers, teacher):
+            noise = wrng.standard_normal(w.shape) * float(np.std(w)) * cfg.init_near_teacher
+            layer.W.data = (w + noise).astype(np.float32)
+    lr = cfg.lr / cfg.loss_factor
+    opt = (SGD(model.parameters(), lr=lr, momentum=cfg.momentum, precision=policy)
+           if cfg.optimizer == "sgd" else Adam(model.parameters(), lr=lr, precision=policy))
+    scaler = make_scaler(policy)
+    rng = np.random.default_rng(cfg.seed + 1)
+    curve, skipped, steps = [], 0, 0
+    wsample, asample = [], []
+    t0 = time.perf_counter()
+    for epoch in range(cfg.epochs):
+        losses = []
+        for idx in _data.batches(len(xtr), cfg.batch, rng):
+            collect = cfg.collect_grads and steps % 10 == 0
+            res = train_step(model, opt, scaler, xtr[idx], ytr[idx], cfg.task, cfg.loss_factor)
+            if collect:
+                w, a = _all_grads(res.graph)
+                wsample.extend(w)
+                asample.extend(a)
+            skipped += bool(res.found_inf and scaler.skips)
+            steps += 1
+            losses.append(res.loss / cfg.loss_factor)
+        curve.append(float(np.mean(losses)))
+    seconds = time.perf_counter() - t0
+    train_loss, _ = evaluate(model, policy, xtr, ytr, cfg.task)
+    test_loss, acc = evaluate(model, policy, xte, yte, cfg.task)
+    rec = {
+        "name": cfg.name, "experiment": cfg.experiment, "task": cfg.task,
+        "params_format": policy.params_name, "master_weights": policy.master_weights,
+        "loss_scaling": cfg.loss_scaling, "accumulate": policy.accumulate_name,
+        "rounding": policy.update_rounding if not policy.master_weights else policy.rounding,
+        "cast_rounding": policy.rounding, "optimizer": cfg.optimizer, "lr": cfg.lr,
+        "loss_factor": cfg.loss_factor, "epochs": cfg.epochs, "steps": steps,
+        "final_loss": _finite(train_loss), "test_loss": _finite(test_loss),
+        "final_accuracy": acc,
+        "lost_update_fraction": opt.lost_update_fraction,
+        "underflow_fraction": policy.underflow_fraction,
+        "weight_grad_underflow_fraction": policy.weight_underflow_fraction,
+        "skipped_steps": skipped, "seconds": round(seconds, 3),
+        "loss_curve": [_finite(c) for c in curve],
+        "scale_history": [s for s, _ in scaler.history] if cfg.loss_scaling != "none" else None,
+    }
+    if cfg.task == "regress":
+        var = float(np.mean(ytr.astype(np.float64) ** 2))
+        rec["relative_final_loss"] = _finite(train_loss / var)
+        rec["floor_loss"] = _finite(floor)
+        rec["relative_floor_loss"] = _finite(floor / var)
+    if cfg.collect_grads:
+        rec["_grads"] = (np.concatenate(wsample) if wsample else np.zeros(0),
+                         np.concatenate(asample) if asample else np.zeros(0))
+    return rec
+
+
+def _finite(x):
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def accumulation_error(quick=True, seed=0):
+    """Relative error (Frobenius) of x @ W with each accumulation, against float64
+    on the same low-precision inputs: x uniform in [0, 1) (same-sign sums) and
+    N(0, 1) (zero-mean), K = the inner dimension."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for K in ((256, 1024) if quick else (256, 1024, 4096)):
+        for dist in ("positive", "zero-mean"):
+            x = rng.random((16, K)) if dist == "positive" else rng.standard_normal((16, K))
+            w = rng.standard_normal((K, 8)) / np.sqrt(K)
+            for fmt in ("fp16", "bf16"):
+                f = sf.get_format(fmt)
+                xq = sf.quantize(x, f).astype(np.float32)
+                wq = sf.quantize(w, f).astype(np.float32)
+                ref = xq.astype(np.float64) @ wq.astype(np.float64)
+                for acc in ("fp32", fmt):
+                    P = Precision(fmt, accumulate=acc)
+                    out = lp_matmul(xq, wq, f, P.acc, P).astype(np.float64)
+                    err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+                    rows.append({"K": K, "inputs": dist, "format": fmt, "accumulate": acc,
+                                 "relative_error": err})
+    return rows
+
+
+def experiments(quick=True):
+    """The list of run configurations."""
+    # A small step (lr * momentum buffer ~ 1e-5..1e-4 against weights ~ 0.1) is often
+    # below half a step of fp16 (|w| / |delta| > 2**11) and almost always of bf16 (2**8).
+    sgd = dict(optimizer="sgd", lr=1e-3, momentum=0.9, epochs=20 if quick else 40)
+    # Adam's step is about lr whatever the gradient: 1e-4 against weights of ~0.1 is
+    # below half a bf16 step; bf16 without a master copy then barely learns.
+    adam = dict(optimizer="adam", lr=1e-4, epochs=20 if quick else 40)
+    adam_runs = [
+        RunConfig("Adam fp32", 2, **adam),
+        RunConfig("Adam bf16, no master", 2, params="bf16", **adam),
+        RunConfig("Adam bf16 + fp32 master", 2, params="bf16", master_weights=True, **adam),
+        RunConfig("Adam bf16, no master, SR update", 3, params="bf16",
+                  update_rounding="stochastic", **adam)]
+    c = 2.0 ** -20
+    small = dict(params="fp16", master_weights=True, optimizer="sgd", lr=0.05,
+                 epochs=6 if quick else 20, loss_factor=c)
+    reg = dict(task="regress", optimizer="adam", lr=1e-4, epochs=8 if quick else 30,
+               batch=32, hidden=())
+    too_big = [] if quick else [    # every step overflows and is skipped (slow: inf paths)
+        RunConfig("fp16 small loss, static 2^40", 4, loss_scaling="static",
+                  loss_scale=2.0 ** 40, **small)]
+    return [
+        RunConfig("fp32 baseline", 1, collect_grads=True, **sgd),
+        RunConfig("fp16, no master", 2, params="fp16", **sgd),
+        RunConfig("fp16 + fp32 master", 2, params="fp16", master_weights=True, **sgd),
+        RunConfig("bf16, no master", 2, params="bf16", **sgd),
+        RunConfig("bf16 + fp32 master", 2, params="bf16", master_weights=True, **sgd),
+        RunConfig("bf16, no master, SR update", 3, params="bf16",
+                  update_rounding="stochastic", **sgd),
+        *adam_runs,
+        RunConfig("fp32, small loss (ref)", 4, **{**small, "params": "fp32",
+                                                  "master_weights": False},
+                  collect_grads=True),
+        RunConfig("fp16 small loss, no scaling", 4, **small),
+        RunConfig("fp16 small loss, static 2^16", 4, loss_scaling="static",
+                  loss_scale=2.0 ** 16, **small),
+        RunConfig("fp16 small loss, dynamic", 4, loss_scaling="dynamic", loss_scale=2.0 ** 40,
+                  scaler_options={"growth_interval": 20 if quick else 100}, **small),
+        *too_big,
+        RunConfig("regression fp32", 5, **reg),
+        RunConfig("regression fp16, fp32 acc", 5, params="fp16", master_weights=True, **reg),
+        RunConfig("regression fp16, fp16 acc", 5, params="fp16", master_weights=True,
+                  accumulate="fp16", **reg),
+        RunConfig("regression bf16, fp32 acc", 5, params="bf16", master_weights=True, **reg),
+        RunConfig("regression bf16, bf16 acc", 5, params="bf16", master_weights=True,
+                  accumulate="bf16", **reg),
+    ]
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def print_table(records, file=sys.stdout):
+    head = (f"{'#':>2} {'run':<32} {'params':<6} {'master':<6} {'scale':<8} {'acc':<5} "
+            f"{'update':<13} {'loss':>9} {'accuracy':>8} {'lost upd':>8} {'underflow':>9} "
+            f"{'skipped':>7} {'sec':>6}")
+    print(head, file=file)
+    print("-" * len(head), file=file)
+    for r in records:
+        print(f"{r['experiment']:>2} {r['name']:<32} {r['params_format']:<6} "
+              f"{str(r['master_weights']):<6} {r['loss_scaling']:<8} {r['accumulate']:<5} "
+              f"{r['rounding']:<13} {_fmt(r['final_loss'], '9.4g')} "
+              f"{_fmt(r['final_accuracy'], '8.3f')} {r['lost_update_fraction']:8.1%} "
+              f"{r['underflow_fraction']:9.1%} {r['skipped_steps']:7d} {r['seconds']:6.1f}",
+              file=file)
+
+
+def grad_stats(weights, acts):
+    """Shares of nonzero gradient values below fp16's smallest subnormal (2**-24) and
+    smallest normal (2**-14), for weight and activation gradients."""
+    out = {}
+    for name, g in (("weight", weights), ("activation", acts)):
+        a = np.abs(g[g != 0])
+        out[name] = {"count": int(a.size),
+                     "below_2^-24": float(np.mean(a < 2.0 ** -24)) if a.size else None,
+                     "below_2^-14": float(np.mean(a < 2.0 ** -14)) if a.size else None,
+                     "zero_share": float(np.mean(g == 0)) if g.size else None}
+    return out
+
+
+def plots(records, acc_rows, grads, outdir):
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(outdir, exist_ok=True)
+    paths = []
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, exps, title in ((axes[0], (1, 2, 3), "master weights and stochastic rounding"),
+                            (axes[1], (4,), "loss scaling (loss x 2^-20)"),
+                            (axes[2], (5,), "accumulation (regression)")):
+        for r in records:
+            if r["experiment"] in exps and r["loss_curve"]:
+                ax.plot(range(1, len(r["loss_curve"]) + 1),
+                        [np.nan if v is None else v for v in r["loss_curve"]], label=r["name"])
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("training loss")
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(os.path.join(outdir, "loss_curves.png"))
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    if grads is not None:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        for g, label in ((grads[1], "activation gradients"), (grads[0], "weight gradients")):
+            a = np.abs(g[g != 0])
+            if a.size:
+                ax.hist(np.log2(a), bins=80, alpha=0.6, label=label)
+        for x, lab in ((-24, "fp16 min subnormal 2^-24"), (-14, "fp16 min normal 2^-14"),
+                       (np.log2(65504.0), "fp16 max 65504")):
+            ax.axvline(x, color="k", ls="--", lw=1)
+            ax.text(x, ax.get_ylim()[1] * 0.9, " " + lab, rotation=90, va="top", fontsize=7)
+        ax.set_xlabel("log2 |gradient| (fp32 run, loss x 2^-20)")
+        ax.set_ylabel("count")
+        ax.legend(fontsize=8)
+        ax.set_title("gradient magnitudes against fp16's range")
+        fig.tight_layout()
+        paths.append(os.path.join(outdir, "grad_histogram.png"))
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for r in records:
+        if r.get("scale_history"):
+            ax.step(range(len(r["scale_history"])), r["scale_history"], where="post",
+                    label=r["name"])
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss scale")
+    ax.set_title("loss scale over time")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(os.path.join(outdir, "loss_scale.png"))
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for fmt in ("fp16", "bf16"):
+        for acc in ("fp32", fmt):
+            for dist, ls in (("positive", "-"), ("zero-mean", ":")):
+                rows = [r for r in acc_rows if r["format"] == fmt and r["accumulate"] == acc
+                        and r["inputs"] == dist]
+                ax.plot([r["K"] for r in rows], [r["relative_error"] for r in rows], ls,
+                        marker="o", label=f"{fmt} in, {acc} acc, {dist}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K (terms per dot product)")
+    ax.set_ylabel("relative error vs float64")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(os.path.join(outdir, "accumulation_error.png"))
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m nn.experiments", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer epochs (a few minutes)")
+    ap.add_argument("--json", metavar="PATH", help="write the run records here")
+    ap.add_argument("--plots", metavar="DIR", help="write PNG plots here (matplotlib)")
+    ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="numba threads (default 1: these arrays are small, and a "
+                         "parallel launch costs more than it saves)")
+    args = ap.parse_args(argv)
+    import os
+    os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
+    try:
+        import numba
+        numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
+    except ImportError:                  # pragma: no cover
+        pass
+    t0 = time.perf_counter()
+    records, grads = [], None
+    for cfg in experiments(args.quick):
+        if args.only and cfg.experiment not in args.only:
+            continue
+        rec = run(cfg, quick=args.quick)
+        g = rec.pop("_grads", None)
+        if g is not None:
+            st = grad_stats(*g)
+            rec["gradient_magnitudes"] = st
+            if cfg.loss_factor != 1.0:
+                grads = g
+        records.append(rec)
+        print(f"  {cfg.name}: loss {_fmt(rec['final_loss'], '.4g')}, "
+              f"{rec['seconds']:.1f} s", file=sys.stderr, flush=True)
+    acc_rows = accumulation_error(args.quick) if not args.only or 5 in args.only else []
+    print()
+    print_table(records)
+    if acc_rows:
+        print("\nmatmul error against float64 (products exact, sequential sum):")
+        for r in acc_rows:
+            print(f"  K={r['K']:5d} {r['inputs']:<9} {r['format']} inputs, {r['accumulate']:>4} "
+                  f"accumulation: {r['relative_error']:.2e}")
+    reg = [r for r in records if r["task"] == "regress"]
+    if reg:
+        print("\nregression (linear teacher, inputs in [0, 1)): relative loss "
+              "(MSE / mean y^2) at the teacher's weights (the floor) and after training:")
+        for r in reg:
+            print(f"  {r['name']:<30} floor {_fmt(r['relative_floor_loss'], '.2e')}   "
+                  f"final {_fmt(r['relative_final_loss'], '.2e')}")
+    base = [r for r in records if r["name"] == "fp32 baseline"]
+    if base and "gradient_magnitudes" in base[0]:
+        w = base[0]["gradient_magnitudes"]["weight"]
+        print(f"\nfp32 baseline: {w['below_2^-24']:.1%} of nonzero weight gradients are below "
+              f"2^-24 (Micikevicius et al. 2018 report about 5% for their speech model)")
+    total = time.perf_counter() - t0
+    print(f"\ntotal {total:.1f} s")
+    out = {"records": records, "accumulation_error": acc_rows, "quick": args.quick,
+           "seconds": round(total, 2)}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(records, f, indent=1)
+        with open(args.json.rsplit(".", 1)[0] + ".extra.json", "w") as f:
+            json.dump({"accumulation_error": acc_rows, "quick": args.quick,
+                       "seconds": out["seconds"]}, f, indent=1)
+    if args.plots:
+        try:
+            paths = plots(records, acc_rows, grads, args.plots)
+            print("plots: " + ", ".join(paths))
+        except ImportError:
+            print("plots skipped: matplotlib is not installed", file=sys.stderr)
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,396 @@
+"""The precision policy of a run: what is stored in which format, how it is
+rounded, how products are summed, and where the weight update lands.
+
+``Precision(params="fp16", accumulate="fp32", master_weights=True,
+loss_scaling="dynamic")`` is the classic mixed-precision recipe (Micikevicius et
+al. 2018); ``Precision()`` is plain fp32 NumPy with no simulation at all.
+
+The model of a simulated run (storage format S, e.g. fp16):
+
+* parameters, activations and their gradients hold values of S (float32 arrays
+  whose entries belong to S);
+* every elementwise result (``+``, ``*``, ``tanh``) is formed in float64 and
+  rounded once into S by `softfloat.quantize` with ``rounding``. For ``+`` and
+  ``*`` of two S values this is the correctly rounded S operation (products
+  are exact in float64; for sums, float64 then RNE into a format of at most 25
+  significant bits is innocuous double rounding, 53 >= 2p + 2);
+* matrix products: products exact, summed in the accumulation format A
+  (``"fp32"`` or ``"storage"``) in sequential k order, rounded once into S;
+  `lp_matmul` is the one function that does it;
+* reductions (bias gradients, ``sum``, ``mean``) sum sequentially in A and
+  round into S;
+* the loss (cross-entropy, MSE) is computed in fp32, as autocast does; the loss
+  gradient is rounded into S on its way back (where small gradients underflow);
+* the weight update is computed in fp32 (optimizer state in fp32) and applied
+  either to an fp32 master copy (then cast to S with ``rounding``) or directly
+  to the S weights: ``w <- round_S(w + delta)`` with ``update_rounding``
+  (``nearest_even`` or ``stochastic``); ``w + delta`` is formed in float64
+  (exact unless |delta| < ulp(w) * 2**-17, when the result cannot be near a
+  rounding boundary of S, so nearest-even is exact; stochastic rounding's
+  probability is then exact to about 2**-40).
+"""
+from __future__ import annotations
+
+import contextvars
+
+import numpy as np
+from numba import njit
+
+import softfloat as sf
+
+__all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmul", "decode",
+           "LOSS_SCALING"]
+
+LOSS_SCALING = ("none", "static", "dynamic")
+_UPDATE_ROUNDINGS = ("nearest_even", "stochastic")
+
+
+def storage_format(fmt):
+    """A `softfloat.Format` whose values all fit in float32, or None for fp32 itself
+    (plain NumPy float32, no simulation)."""
+    if fmt is None:
+        return None
+    f = sf.get_format(fmt) if isinstance(fmt, str) else fmt
+    if not isinstance(f, sf.Format):
+        raise TypeError(f"expected a softfloat Format or format name, got {type(fmt).__name__}")
+    if f == sf.FP32:
+        return None
+    # float32 must hold every value of f exactly: precision, range and subnormals.
+    min_sub = f.emin - f.mbits
+    if f.precision > 24 or f.emax > 127 or min_sub < -149:
+        raise ValueError(f"format {f.name} does not fit in float32 (precision {f.precision}, "
+                         f"emax {f.emax}, smallest subnormal 2**{min_sub}); nn stores "
+                         f"simulated values in float32 arrays")
+    return f
+
+
+def promote(fa, fb):
+    """Result format of an elementwise op (torch's promotion): equal formats stay,
+    different ones (fp16 with bf16, or either with fp32) give fp32 (None)."""
+    return fa if fa == fb else None
+
+
+def _seq_sum_native32(x2):
+    """Sequential float32 sum over axis 0: (((x0 + x1) + x2) + ...), IEEE RNE each add."""
+    if x2.shape[0] == 0:
+        return np.zeros(x2.shape[1:], np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):      # inf - inf: NaN, as IEEE says
+        return np.cumsum(x2, axis=0, dtype=np.float32)[-1]
+
+
+def decode(bits, fmt):
+    """Exact float32 values of encodings of fmt (no rounding: every value of a format
+    that passes `storage_format` is a float32). fp16 and bf16 by a reinterpretation
+    of the bits (checked against `softfloat.from_bits` over all 65536 patterns in
+    tests), other formats by `softfloat.from_bits`."""
+    if fmt == sf.FP16:
+        return bits.view(np.float16).astype(np.float32)
+    if fmt == sf.BF16:
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        return sf.from_bits(bits, fmt).astype(np.float32)
+
+
+@njit(cache=True)
+def _matmul_f32_seq(A, B):
+    """out[i, j] = ((A[i,0] B[0,j] + A[i,1] B[1,j]) + ...) in float32: each product is
+    exact when A and B hold values of at most 12 significant bits, and each IEEE
+    float32 addition rounds to nearest even: the sequential fp32-accumulation model."""
+    m, K = A.shape
+    n = B.shape[1]
+    out = np.zeros((m, n), np.float32)
+    if K == 0:
+        return out
+    acc = np.empty(n, np.float32)
+    for i in range(m):
+        a0 = A[i, 0]
+        for j in range(n):
+            acc[j] = a0 * B[0, j]
+        for k in range(1, K):
+            a = A[i, k]
+            for j in range(n):
+                acc[j] = acc[j] + a * B[k, j]
+        for j in range(n):
+            out[i, j] = acc[j]
+    return out
+
+
+class Precision:
+    """A precision policy; ``with policy:`` makes it the current one.
+
+    Parameters
+    ----------
+    params : str or Format
+        Storage format of parameters, activations and gradients (``"fp32"``,
+        ``"fp16"``, ``"bf16"``, any softfloat format that fits in float32).
+    rounding : str
+        Rounding of casts and elementwise results: ``nearest_even`` or ``stochastic``.
+    update_rounding : str, optional
+        Rounding of the weight update written into S weights (no master copy);
+        default: ``rounding``.
+    accumulate : str or Format
+        Accumulation format of matrix products and reductions: ``"fp32"`` or
+        ``"storage"`` (= ``params``), or a format name.
+    master_weights : bool
+        Keep fp32 master weights in the optimizer (ignored for fp32 storage).
+    loss_scaling : {"none", "static", "dynamic"}
+    loss_scale : float
+        The static scale, or the dynamic scaler's initial scale.
+    scaler_options : dict
+        Further `DynamicLossScaler` keywords (growth_interval, min_scale, ...).
+    seed : int
+        Seed of the stochastic-rounding stream.
+    matmul_impl : {"auto", "softfloat", "fallback"}
+        Who sums matrix products: `softfloat.matmul_values`, or the fallback in
+        `lp_matmul` (a float32 kernel for fp32 accumulation; a float64 sum rounded
+        by softfloat per k step for a narrow one). ``auto`` takes the fallback
+        where it applies and is faster; tests check the two agree bit for bit.
+    """
+
+    def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
+                 accumulate="fp32", master_weights=False, loss_scaling="none",
+                 loss_scale=2.0 ** 16, scaler_options=None, seed=0,
+                 matmul_impl="auto"):
+        self.storage = storage_format(params)
+        self.params_name = "fp32" if self.storage is None else self.storage.name
+        for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
+            if r is not None and sf.get_rounding(r).label not in _UPDATE_ROUNDINGS:
+                raise ValueError(f"{name} must be 'nearest_even' or 'stochastic', got {r!r}")
+        self.rounding = sf.get_rounding(rounding).label
+        self.update_rounding = (self.rounding if update_rounding is None
+                                else sf.get_rounding(update_rounding).label)
+        if isinstance(accumulate, str) and accumulate.strip().lower() in ("storage", "params"):
+            acc = self.storage
+        else:
+            acc = sf.get_format(accumulate) if isinstance(accumulate, str) else accumulate
+            if not isinstance(acc, sf.Format):
+                raise TypeError(f"accumulate: expected 'fp32', 'storage' or a format, got "
+                                f"{accumulate!r}")
+            acc = None if acc == sf.FP32 else storage_format(acc)
+        self.acc = acc                                   # None: fp32
+        self.accumulate_name = "fp32" if acc is None else acc.name
+        self.master_weights = bool(master_weights) and self.storage is not None
+        if loss_scaling not in LOSS_SCALING:
+            raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
+        self.loss_scaling = loss_scaling
+        self.loss_scale = float(loss_scale)
+        self.scaler_options = dict(scaler_options or {})
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        if matmul_impl not in ("auto", "softfloat", "fallback"):
+            raise ValueError(f"matmul_impl must be 'auto', 'softfloat' or 'fallback', "
+                             f"got {matmul_impl!r}")
+        self.matmul_impl = matmul_impl
+        self.simulated = self.storage is not None
+        self.reset_stats()
+
+    def __repr__(self):
+        return (f"Precision(params={self.params_name!r}, rounding={self.rounding!r}, "
+                f"update_rounding={self.update_rounding!r}, accumulate={self.accumulate_name!r}, "
+                f"master_weights={self.master_weights}, loss_scaling={self.loss_scaling!r})")
+
+    # ---- context ----------------------------------------------------------
+    def __enter__(self):
+        self._tokens = getattr(self, "_tokens", [])
+        self._tokens.append(_current.set(self))
+        return self
+
+    def __exit__(self, *exc):
+        _current.reset(self._tokens.pop())
+
+    # ---- statistics -------------------------------------------------------
+    def reset_stats(self):
+        """Counts of gradient values rounded into S (every gradient, and the weight
+        gradients alone): nonzero before the rounding, and zero after it."""
+        self.grad_nonzero = self.grad_underflow = 0
+        self.wgrad_nonzero = self.wgrad_underflow = 0
+
+    @property
+    def underflow_fraction(self):
+        """Share of the nonzero gradient values that rounded to zero in S."""
+        return self.grad_underflow / self.grad_nonzero if self.grad_nonzero else 0.0
+
+    @property
+    def weight_underflow_fraction(self):
+        return self.wgrad_underflow / self.wgrad_nonzero if self.wgrad_nonzero else 0.0
+
+    # ---- rounding ---------------------------------------------------------
+    def round(self, x, fmt, kind="value", rounding=None):
+        """Round values (float32/64) into ``fmt`` with this policy's rounding;
+        float32 array out. ``kind="grad"`` (``"wgrad"`` for weight gradients)
+        counts the nonzero values that round to zero."""
+        if fmt is None:
+            return x
+        mode = self.rounding if rounding is None else rounding
+        x = np.asarray(x)
+        if mode == "stochastic":
+            bits = sf.to_bits(x, fmt, mode, rng=self.rng)
+        else:
+            bits = sf.to_bits(x, fmt, mode)
+        q = decode(bits, fmt)
+        if kind != "value":
+            nz = x != 0
+            n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
+            self.grad_nonzero += n
+            self.grad_underflow += u
+            if kind == "wgrad":
+                self.wgrad_nonzero += n
+                self.wgrad_underflow += u
+        return q
+
+    def cast(self, x, fmt):
+        """Autocast: ``x`` rounded into ``fmt`` (None: left as it is)."""
+        return x if fmt is None else self.round(x, fmt)
+
+    def cast_grad(self, g, fmt, dtype, shape, kind="grad"):
+        """A gradient contribution (possibly not yet rounded) for a tensor of format
+        ``fmt``, dtype and shape: the one place where gradients are rounded into S."""
+        g = np.asarray(g)
+        if g.shape != tuple(shape):
+            g = np.broadcast_to(g, shape)
+        if fmt is None:
+            return np.array(g, dtype=dtype)                  # a fresh, writable copy
+        return self.round(np.ascontiguousarray(g), fmt, kind=kind)
+
+    # ---- elementwise ------------------------------------------------------
+    def _wide(self, fmt):
+        """Where an exact-enough intermediate of + or * of two fmt values lives:
+        float32 for nearest-even into formats of at most 11 bits (24 >= 2p + 2:
+        the double rounding is innocuous), float64 otherwise (stochastic rounding
+        must see the exact value: products are exact in float64)."""
+        return np.float32 if self.rounding == "nearest_even" and fmt.precision <= 11 \
+            else np.float64
+
+    def add(self, a, b, fmt):
+        if fmt is None:
+            return a + b
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.round(np.add(a, b, dtype=self._wide(fmt)), fmt)
+
+    def mul(self, a, b, fmt, final=True):
+        """a * b rounded into fmt (final=False: the exact float64 product)."""
+        if fmt is None:
+            return a * b
+        if not final:
+            return np.multiply(a, b, dtype=np.float64)       # exact
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return self.round(np.multiply(a, b, dtype=self._wide(fmt)), fmt)
+
+    def unary(self, f, x, fmt):
+        if fmt is None:
+            return f(x)
+        return self.round(f(x.astype(np.float64)), fmt)
+
+    # ---- reductions -------------------------------------------------------
+    def seq_sum(self, x2, fmt, final=True):
+        """Sequential sum over axis 0 in the accumulation format, rounded into fmt
+        (final=False: the accumulator's value)."""
+        if self.acc is None:
+            s = _seq_sum_native32(x2.astype(np.float32, copy=False))
+        else:
+            s = np.zeros(x2.shape[1:], np.float64)
+            for k in range(x2.shape[0]):
+                s = self.round(s + x2[k], self.acc).astype(np.float64)
+        return self.round(s, fmt) if final else s
+
+    def sum(self, x, axis, keepdims, fmt, final=True):
+        if fmt is None:
+            return np.asarray(x.sum(axis=axis, keepdims=keepdims))
+        axes = tuple(range(x.ndim)) if axis is None else tuple(
+            a % x.ndim for a in np.atleast_1d(axis))
+        rest = tuple(a for a in range(x.ndim) if a not in axes)
+        x2 = np.transpose(x, axes + rest).reshape((-1,) + tuple(x.shape[a] for a in rest))
+        s = np.asarray(self.seq_sum(x2, fmt, final))
+        if keepdims:
+            s = s.reshape(tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+        return s
+
+    def sum_to(self, g, shape, fmt):
+        """Sum a gradient over the axes along which an operand of ``shape`` was
+        broadcast (g is rounded into fmt first; the sum is left unrounded)."""
+        shape = tuple(shape)
+        if g.shape == shape:
+            return g
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                          if n == 1 and g.shape[i + lead] != 1)
+        if not axes:
+            return g.reshape(shape)
+        if fmt is not None:
+            g = self.round(g, fmt)
+        return np.asarray(self.sum(g, axes, False, fmt, final=False)).reshape(shape)
+
+    # ---- matrix products --------------------------------------------------
+    def matmul_format(self, fa, fb):
+        return self.storage if self.simulated else promote(fa, fb)
+
+    def matmul(self, a, b, fmt, final=True):
+        """a @ b of values of fmt (see `lp_matmul`); final=False: the accumulator."""
+        if fmt is None:
+            return a @ b
+        return lp_matmul(a, b, fmt, self.acc, self, final)
+
+
+def lp_matmul(a, b, fmt, acc, policy=None, final=True):
+    """``a @ b`` for 2-d float32 arrays of values of ``fmt``: products exact, summed
+    in sequential k order in ``acc`` (None: fp32) with round-to-nearest-even, the
+    sum rounded once into ``fmt``. Returns float32 values of ``fmt`` (with
+    ``final=False``: the accumulator's values, not yet rounded into ``fmt``).
+
+    Uses `softfloat.matmul_values` (issue 4) or the fallback (``policy.matmul_impl``);
+    the fallback: fp32 accumulation in native float32 (`_matmul_f32_seq`: products of
+    two values of at most 12 significant bits are exact in float32; IEEE float32
+    addition is RNE), or
+    accumulation in a narrow format by float64 additions rounded with
+    `softfloat.quantize` (a float64 sum of the accumulator and an exact product is
+    exact or provably rounds the same for formats of at most 16 bits).
+    """
+    P = policy if policy is not None else current()
+    mv = getattr(sf, "matmul_values", None)
+    impl = getattr(P, "matmul_impl", "auto")
+    fallback_ok = fmt.precision <= 12 and (acc is None or acc.precision <= 16)
+    if impl == "auto":
+        # The fallback skips softfloat's input checks (our operands are values of
+        # fmt by construction) and, for a narrow accumulator, rounds a whole (m, n)
+        # block per k step; softfloat's kernel pays per product, so it wins only
+        # for small outputs. tests/test_nn_precision.py checks they agree.
+        m, n = a.shape[0], b.shape[1]
+        use_fb = fallback_ok and (acc is None or m * n >= 256)
+        impl = "fallback" if use_fb or mv is None else "softfloat"
+    if impl == "softfloat":
+        out = mv(a.astype(np.float64), b.astype(np.float64), fmt,
+                 acc=sf.FP32 if acc is None else acc, out_fmt=sf.FP32,
+                 rounding="nearest_even")
+        return P.round(out, fmt) if final else out.astype(np.float32)
+    if fmt.precision > 12:
+        raise NotImplementedError(f"fallback lp_matmul: products of {fmt.name} values are not "
+                                  f"exact in float32; needs softfloat.matmul_values")
+    m, k = a.shape
+    n = b.shape[1]
+    a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+    if acc is None:
+        out = _matmul_f32_seq(np.ascontiguousarray(a32), np.ascontiguousarray(b32))
+        return P.round(out, fmt) if final else out
+    if acc.precision > 16:
+        raise NotImplementedError("fallback lp_matmul: narrow accumulators only (<= 16 bits)")
+    s = np.zeros((m, n), np.float64)
+    a64, b64 = a32.astype(np.float64), b32.astype(np.float64)
+    for j in range(k):
+        s = P.round(s + a64[:, j, None] * b64[None, j, :], acc).astype(np.float64)
+    return P.round(s, fmt) if final else s
+
+
+_DEFAULT = Precision()
+_current: contextvars.ContextVar = contextvars.ContextVar("nn_precision", default=_DEFAULT)
+
+
+def current() -> Precision:
+    """The policy in force (plain fp32 outside any ``with policy:`` block)."""
+    return _current.get()
+
+
+def use(policy: Precision):
+    """``with nn.precision.use(policy):`` -- the same as ``with policy:``."""
+    if not isinstance(policy, Precision):
+        raise TypeError(f"expected a Precision, got {type(policy).__name__}")
+    return policy

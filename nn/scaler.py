@@ -1,0 +1,151 @@
+"""Loss scalers with the semantics of torch's ``torch.amp.GradScaler``.
+
+The scale is a float32 number (torch keeps it in a 0-dim float32 tensor). A
+training step multiplies the loss by ``scale`` (in fp32), runs backward, then
+`unscale` multiplies every gradient by ``float32(1 / scale)`` (the reciprocal
+taken in float64 and rounded to float32, as GradScaler does) and reports
+whether any gradient was not finite (checked on the scaled values). The caller
+skips the optimizer step when it was, and calls ``update(found_inf)``.
+
+`DynamicLossScaler.update` is torch's ``_amp_update_scale_``: on an inf/NaN the
+scale is multiplied by ``backoff_factor`` at once and the count of clean steps
+restarts; after ``growth_interval`` clean steps in a row it is multiplied by
+``growth_factor`` if the result is finite in float32. Each product is formed in
+float64 and rounded to float32 (the CPU kernel multiplies a float by a double).
+
+Two options follow DeepSpeed's ``DynamicLossScaler``: ``min_scale`` (the scale
+never backs off below it; None, torch's behaviour, means no floor) and
+``hysteresis`` (DeepSpeed's ``delayed_shift``: the number of overflows tolerated
+before backing off; 1 is torch's behaviour. A backoff leaves the count at 1,
+and growth restores it, or every clean step with ``consecutive_hysteresis``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["StaticLossScaler", "DynamicLossScaler", "NoLossScaler", "unscale"]
+
+
+def unscale(grads, scale):
+    """Gradients (float arrays) times float32(1/scale), in float32, and whether any
+    scaled gradient was inf or NaN (then the step must be skipped)."""
+    inv = np.float32(1.0 / np.float64(np.float32(scale)))
+    found_inf = False
+    out = []
+    for g in grads:
+        g32 = np.asarray(g, dtype=np.float32)
+        if not np.isfinite(g32).all():
+            found_inf = True
+        out.append(g32 if inv == 1 else g32 * inv)
+    return out, found_inf
+
+
+class NoLossScaler:
+    """No loss scaling: scale 1, and steps are never skipped (an inf or NaN
+    gradient reaches the weights, as it would without a scaler)."""
+
+    kind = "none"
+    skips = False
+
+    def __init__(self):
+        self.scale = 1.0
+        self.history = []
+
+    def update(self, found_inf):
+        self.history.append((self.scale, bool(found_inf)))
+
+
+class StaticLossScaler:
+    """A constant scale; steps with inf/NaN gradients are skipped."""
+
+    kind = "static"
+    skips = True
+
+    def __init__(self, scale):
+        s = np.float32(scale)
+        if not (np.isfinite(s) and s > 0):
+            raise ValueError(f"scale must be a positive finite float32, got {scale!r}")
+        self.scale = float(s)
+        self.history = []
+
+    def update(self, found_inf):
+        self.history.append((self.scale, bool(found_inf)))
+
+
+class DynamicLossScaler:
+    """torch's GradScaler rule (see the module docstring).
+
+    Parameters
+    ----------
+    init_scale, growth_factor, backoff_factor, growth_interval
+        As in ``torch.amp.GradScaler``.
+    min_scale : float, optional
+        DeepSpeed's floor (default None: no floor, as torch).
+    hysteresis : int
+        Overflows tolerated before a backoff (DeepSpeed's ``delayed_shift``; 1: torch).
+    consecutive_hysteresis : bool
+        Restore the tolerance after every clean step (DeepSpeed's option).
+    """
+
+    kind = "dynamic"
+    skips = True
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, min_scale=None, hysteresis=1,
+                 consecutive_hysteresis=False):
+        if not growth_factor > 1.0:
+            raise ValueError("growth_factor should be > 1")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError("backoff_factor should be in (0, 1)")
+        if not (isinstance(growth_interval, (int, np.integer)) and growth_interval >= 1):
+            raise ValueError("growth_interval should be a positive integer")
+        if not (isinstance(hysteresis, (int, np.integer)) and hysteresis >= 1):
+            raise ValueError("hysteresis should be a positive integer")
+        s = np.float32(init_scale)
+        if not (np.isfinite(s) and s > 0):
+            raise ValueError(f"init_scale must be a positive finite float32, got {init_scale!r}")
+        self._scale = s
+        self.growth_factor = float(growth_factor)
+        self.backoff_factor = float(backoff_factor)
+        self.growth_interval = int(growth_interval)
+        self.min_scale = None if min_scale is None else np.float32(min_scale)
+        self.hysteresis = int(hysteresis)
+        self.consecutive_hysteresis = bool(consecutive_hysteresis)
+        self.growth_tracker = 0
+        self._hysteresis_left = self.hysteresis
+        self.history = []
+
+    @property
+    def scale(self):
+        return float(self._scale)
+
+    def update(self, found_inf):
+        """Advance one step; ``found_inf``: whether this step's gradients had inf/NaN."""
+        self.history.append((self.scale, bool(found_inf)))
+        if found_inf:
+            self.growth_tracker = 0
+            if self._hysteresis_left <= 1:
+                new = np.float32(np.float64(self._scale) * self.backoff_factor)
+                if self.min_scale is not None:
+                    new = max(new, self.min_scale)
+                self._scale = np.float32(new)
+            else:
+                self._hysteresis_left -= 1
+            return
+        if self.consecutive_hysteresis:
+            self._hysteresis_left = self.hysteresis
+        successful = self.growth_tracker + 1
+        if successful == self.growth_interval:
+            with np.errstate(over="ignore"):
+                new = np.float32(np.float64(self._scale) * self.growth_factor)
+            if np.isfinite(new):
+                self._scale = new
+            self.growth_tracker = 0
+            self._hysteresis_left = self.hysteresis
+        else:
+            self.growth_tracker = successful
+
+    def state_dict(self):
+        return {"scale": self.scale, "growth_factor": self.growth_factor,
+                "backoff_factor": self.backoff_factor, "growth_interval": self.growth_interval,
+                "_growth_tracker": self.growth_tracker}

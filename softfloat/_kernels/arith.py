@@ -1,0 +1,557 @@
+"""Arithmetic on encodings: add, sub, mul, div, sqrt, fma, min/max, compare,
+round-to-integral and integer conversions, plus their parallel array loops.
+
+Every operation works on integers only. Each one is split in two:
+
+* a small ``*_pre`` function that takes the unpacked operands and decides the
+  result *kind* (``R_*`` below): a finite value ``(sign, exp, sig)`` formed
+  exactly or with the bits below the rounding point OR-ed ("jammed") into bit 0,
+  a signed zero, a signed infinity, a NaN, or final bits;
+* `finish`, called once per array loop, which turns that into an encoding: it
+  calls `core.round_pack` (the one place that reads the rounding mode and raises
+  underflow, overflow and inexact) and the NaN specialization below.
+
+Unpacking and `finish` are written once per array loop, not once per operation
+and branch: numba inlines ``inline="always"`` functions at every call site, and
+a dozen inlined copies of round_pack made compilation take minutes and gigabytes.
+
+What a platform decides about NaNs lives in the "specialization" section
+(`nan_operands`, `fresh_nan`): the operations never spell a NaN.
+"""
+import numpy as np
+from numba import njit
+
+from .._parallel import run_chunks
+
+from .core import (C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
+                   OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, RDN, RSR,
+                   C_INF, clz64, inf_bits, make_nan, rand_bits, round_pack,
+                   shift_right_jam, unpack, zero_bits)
+
+# Binary operation codes (binary_array).
+OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX, OP_MINNUM, OP_MAXNUM = range(8)
+# Unary operation codes (unary_array).
+OP_SQRT, OP_RINT, OP_RINTX = 0, 1, 2
+# Comparison codes (compare_array); a signaling comparison is code + CMP_SIGNALING.
+CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_UN = range(7)
+CMP_SIGNALING = 8
+
+# Result kinds returned by the *_pre functions: (kind, sign, exp, sig, flags).
+R_ROUND = 0     # round (-1)**sign * sig * 2**exp
+R_BITS = 1      # sig holds the final encoding
+R_ZERO = 2      # zero of that sign
+R_INF = 3       # infinity of that sign (formats without one: core.inf_bits decides)
+R_FRESH = 4     # invalid operation, no NaN operand: a fresh NaN
+R_NAN = 5       # a NaN operand decides (nan_operands over a, b, c)
+
+_I0 = np.int64(0)
+
+
+# --------------------------------------------------------------------------
+# Specialization: which NaN a result gets (SoftFloat 8086-SSE by default).
+# --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def nan_operands(c1, s1, f1, c2, s2, f2, c3, s3, f3, E, M, kind, pol):
+    """Result of an operation with at least one NaN among up to three operands
+    (pass C_ZERO for a missing one): invalid if any operand is a signaling NaN;
+    the first NaN operand (in argument order) gives sign and payload, quieted
+    (SoftFloat 8086-SSE ``propagateNaN``: a, then b, then c); the NaN policy
+    (pol[P_NAN], pol[P_NANBITS]) may replace it by a canonical pattern."""
+    flags = F_INVALID if (c1 == C_SNAN or c2 == C_SNAN or c3 == C_SNAN) else 0
+    if c1 >= C_QNAN:
+        s, f = s1, f1
+    elif c2 >= C_QNAN:
+        s, f = s2, f2
+    else:
+        s, f = s3, f3
+    return make_nan(s, f, M, E, M, kind, pol[P_NAN], pol[P_NANBITS]), flags
+
+
+@njit(cache=True, inline="always")
+def fresh_nan(E, M, kind, pol):
+    """Result of an invalid operation without a NaN result to propagate
+    (inf - inf, 0 * inf, 0/0, inf/inf, sqrt(-1)); also fma(0, inf, qNaN), where
+    SoftFloat's default NaN wins over the addend's. Raises invalid."""
+    return make_nan(_I0, _I0, 0, E, M, kind, pol[P_NAN], pol[P_NANBITS]), F_INVALID
+
+
+@njit(cache=True, inline="always")
+def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, kind, pol, r):
+    """Encoding and flags for a result kind (see R_*); the operands' unpacked
+    class, sign and fraction are needed for R_NAN."""
+    if code == R_ROUND:
+        b, f = round_pack(s, e, m, E, M, bias, kind, pol, r)
+        return b, f | fx
+    if code == R_BITS:
+        return m, fx
+    if code == R_ZERO:
+        return zero_bits(s, E, M, kind), fx
+    if code == R_INF:
+        b, f = inf_bits(s, E, M, kind, pol[P_OVF], pol[P_NANBITS])
+        return b, f | fx
+    if code == R_FRESH:
+        b, f = fresh_nan(E, M, kind, pol)
+        return b, f | fx
+    return nan_operands(ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, kind, pol)
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def cancel_sign(pol):
+    """Sign of the zero of an exact cancellation x + (-x): -0 rounding downward, else +0."""
+    return np.int64(1) if pol[P_MODE] == RDN else _I0
+
+
+@njit(cache=True, inline="always")
+def add_finite(sa, ea, ma, sb, eb, mb, pol):
+    """sa*ma*2**ea + sb*mb*2**eb (ma, mb > 0, each below 2**62) as a result kind."""
+    # Leading bits to bit 61: one bit of headroom for the carry of an addition.
+    la = clz64(ma) - 2
+    ma = ma << la
+    ea = ea - la
+    lb = clz64(mb) - 2
+    mb = mb << lb
+    eb = eb - lb
+    if ea < eb or (ea == eb and ma < mb):      # a is the larger magnitude
+        sa, ea, ma, sb, eb, mb = sb, eb, mb, sa, ea, ma
+    # Bits of b shifted out are jammed into bit 0. When any are (ea - eb > 14),
+    # the result keeps its leading bit at 60 or 61, so >= 35 bits lie between
+    # the rounding point (<= 25 bits lower) and the jam bit.
+    mb = shift_right_jam(mb, ea - eb)
+    if sa == sb:
+        return R_ROUND, sa, ea, ma + mb, 0
+    d = ma - mb
+    if d == 0:
+        return R_ZERO, cancel_sign(pol), _I0, _I0, 0
+    return R_ROUND, sa, ea, d, 0
+
+
+@njit(cache=True, inline="always")
+def isqrt62(n):
+    """(floor(sqrt(n)), n - floor(sqrt(n))**2) for 0 <= n < 2**62, digit by digit."""
+    r = _I0
+    bit = np.int64(1) << 60
+    while bit > n:
+        bit >>= 2
+    while bit != 0:
+        if n >= r + bit:
+            n -= r + bit
+            r = (r >> 1) + bit
+        else:
+            r >>= 1
+        bit >>= 2
+    return r, n
+
+
+@njit(cache=True, inline="always")
+def int_magnitude(sign, exp, sig, pol, rbits):
+    """|x| rounded to an integer by the mode (x = sig * 2**exp, exp < 0, sig < 2**30).
+
+    Rounds through `round_pack` with a pseudo format whose smallest subnormal is 1
+    (8 exponent bits, 30 fraction bits, bias -29: every |x| < 2**30 is subnormal
+    there, so its quantum is 1); flushing and overflow are off. Returns
+    (integer magnitude, inexact flag)."""
+    ipol = (pol[P_MODE], _I0, _I0, np.int64(OVF_IEEE), _I0, pol[P_NAN], pol[P_NANBITS],
+            pol[P_SRBITS])
+    bits, f = round_pack(sign, exp, sig, 8, 30, -29, K_IEEE, ipol, rbits)
+    return bits & ((np.int64(1) << 38) - 1), f & F_INEXACT
+
+
+# --------------------------------------------------------------------------
+# Operations on unpacked operands: each returns (kind, sign, exp, sig, flags).
+# --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def add_pre(ca, sa, ea, ma, cb, sb, eb, mb, pol):
+    """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was)."""
+    if ca >= C_QNAN or cb >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    if ca == C_INF:
+        if cb == C_INF and sa != sb:
+            return R_FRESH, _I0, _I0, _I0, 0
+        return R_INF, sa, _I0, _I0, 0
+    if cb == C_INF:
+        return R_INF, sb, _I0, _I0, 0
+    if ca == C_ZERO:
+        if cb == C_ZERO:
+            return R_ZERO, (sa if sa == sb else cancel_sign(pol)), _I0, _I0, 0
+        return R_ROUND, sb, eb, mb, 0          # exact, but FTZ may flush it
+    if cb == C_ZERO:
+        return R_ROUND, sa, ea, ma, 0
+    return add_finite(sa, ea, ma, sb, eb, mb, pol)
+
+
+@njit(cache=True, inline="always")
+def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
+    if ca >= C_QNAN or cb >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    s = sa ^ sb
+    if ca == C_INF or cb == C_INF:
+        if ca == C_ZERO or cb == C_ZERO:
+            return R_FRESH, _I0, _I0, _I0, 0
+        return R_INF, s, _I0, _I0, 0
+    if ca == C_ZERO or cb == C_ZERO:
+        return R_ZERO, s, _I0, _I0, 0
+    return R_ROUND, s, ea + eb, ma * mb, 0      # the exact product: < 2**48
+
+
+@njit(cache=True, inline="always")
+def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
+    if ca >= C_QNAN or cb >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    s = sa ^ sb
+    if ca == C_INF:
+        if cb == C_INF:
+            return R_FRESH, _I0, _I0, _I0, 0
+        return R_INF, s, _I0, _I0, 0
+    if cb == C_INF:
+        return R_ZERO, s, _I0, _I0, 0
+    if cb == C_ZERO:
+        if ca == C_ZERO:
+            return R_FRESH, _I0, _I0, _I0, 0
+        return R_INF, s, _I0, _I0, F_INFINITE
+    if ca == C_ZERO:
+        return R_ZERO, s, _I0, _I0, 0
+    # Dividend's leading bit to 62; the divisor has <= 24 bits, so the quotient
+    # has >= 38 bits; a nonzero remainder is jammed into bit 0.
+    la = clz64(ma) - 1
+    n = ma << la
+    q = n // mb
+    if n - q * mb != 0:
+        q |= 1
+    return R_ROUND, s, ea - la - eb, q, 0
+
+
+@njit(cache=True, inline="always")
+def sqrt_pre(ca, sa, ea, ma):
+    if ca >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    if ca == C_ZERO:
+        return R_ZERO, sa, _I0, _I0, 0            # sqrt(-0) = -0
+    if sa == 1:
+        return R_FRESH, _I0, _I0, _I0, 0
+    if ca == C_INF:
+        return R_INF, _I0, _I0, _I0, 0
+    if ea & 1:                                     # make the exponent even
+        ma = ma << 1
+        ea = ea - 1
+    sh = (clz64(ma) - 2) & ~np.int64(1)            # even shift: n in [2**60, 2**62)
+    n = ma << sh
+    r, rem = isqrt62(n)                            # r in [2**30, 2**31): >= 31 bits
+    if rem != 0:
+        r |= 1
+    return R_ROUND, _I0, (ea - sh) >> 1, r, 0
+
+
+@njit(cache=True, inline="always")
+def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc, pol):
+    """a * b + c, one rounding; SoftFloat mulAdd's order of special cases."""
+    if ca >= C_QNAN or cb >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    sp = sa ^ sb
+    if ca == C_INF or cb == C_INF:
+        if ca == C_ZERO or cb == C_ZERO:           # 0 * inf (+ anything, NaN too)
+            f = F_INVALID if cc == C_SNAN else 0
+            return R_FRESH, _I0, _I0, _I0, f
+        if cc >= C_QNAN:
+            return R_NAN, _I0, _I0, _I0, 0
+        if cc == C_INF and sc != sp:               # inf - inf
+            return R_FRESH, _I0, _I0, _I0, 0
+        return R_INF, sp, _I0, _I0, 0
+    if cc >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    if cc == C_INF:
+        return R_INF, sc, _I0, _I0, 0
+    if ca == C_ZERO or cb == C_ZERO:
+        if cc == C_ZERO:
+            return R_ZERO, (sp if sp == sc else cancel_sign(pol)), _I0, _I0, 0
+        return R_ROUND, sc, ec, mc, 0
+    mp = ma * mb                                   # the exact product: < 2**48
+    ep = ea + eb
+    if cc == C_ZERO:
+        return R_ROUND, sp, ep, mp, 0
+    return add_finite(sp, ep, mp, sc, ec, mc, pol)
+
+
+@njit(cache=True, inline="always")
+def order_key(cls, sign, bits, E, M):
+    """An integer that orders non-NaN values like their values (both zeros -> 0)."""
+    if cls == C_ZERO:
+        return _I0
+    mag = np.int64(bits) & ((np.int64(1) << (E + M)) - 1)
+    return -mag if sign else mag
+
+
+@njit(cache=True, inline="always")
+def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
+    """IEEE 754-2019 minimum/maximum (NaN wins, -0 < +0) and
+    minimumNumber/maximumNumber (a number wins over a NaN; sNaN raises invalid).
+    A DAZ-zeroed operand is returned as a zero."""
+    an = ca >= C_QNAN
+    bn = cb >= C_QNAN
+    if an or bn:
+        if (op == OP_MINNUM or op == OP_MAXNUM) and not (an and bn):
+            f = F_INVALID if (ca == C_SNAN or cb == C_SNAN) else 0
+            if an:
+                if cb == C_ZERO:
+                    return R_ZERO, sb, _I0, _I0, f
+                return R_BITS, _I0, _I0, np.int64(y), f
+            if ca == C_ZERO:
+                return R_ZERO, sa, _I0, _I0, f
+            return R_BITS, _I0, _I0, np.int64(x), f
+        return R_NAN, _I0, _I0, _I0, 0
+    want_min = op == OP_MIN or op == OP_MINNUM
+    ka = order_key(ca, sa, x, E, M)
+    kb = order_key(cb, sb, y, E, M)
+    if ka == kb and ca == C_ZERO:                  # both zero: -0 < +0
+        return R_ZERO, ((sa | sb) if want_min else (sa & sb)), _I0, _I0, 0
+    if ka == kb or (ka < kb) == want_min:
+        if ca == C_ZERO:
+            return R_ZERO, sa, _I0, _I0, 0
+        return R_BITS, _I0, _I0, np.int64(x), 0
+    if cb == C_ZERO:
+        return R_ZERO, sb, _I0, _I0, 0
+    return R_BITS, _I0, _I0, np.int64(y), 0
+
+
+@njit(cache=True, inline="always")
+def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
+    """roundToIntegral in the mode (inexact raised only when ``exact``)."""
+    if ca >= C_QNAN:
+        return R_NAN, _I0, _I0, _I0, 0
+    if ca == C_ZERO:
+        return R_ZERO, sa, _I0, _I0, 0
+    if ca == C_INF or ea >= 0:                     # already an integer
+        return R_BITS, _I0, _I0, np.int64(x), 0
+    n, inx = int_magnitude(sa, ea, ma, pol, rbits)
+    flags = inx if exact else 0
+    if n == 0:
+        return R_ZERO, sa, _I0, _I0, flags
+    return R_ROUND, sa, _I0, n, flags              # an integer: exact in the format
+
+
+@njit(cache=True, inline="always")
+def compare_one(op, x, y, E, M, bias, kind, daz):
+    """Comparison predicate and flags: quiet predicates raise invalid for
+    signaling NaN operands only, signaling ones (op >= CMP_SIGNALING) for any NaN."""
+    ca, sa, ea, ma = unpack(x, E, M, bias, kind, daz)
+    cb, sb, eb, mb = unpack(y, E, M, bias, kind, daz)
+    base = op & (CMP_SIGNALING - 1)
+    if ca >= C_QNAN or cb >= C_QNAN:
+        f = F_INVALID if (op >= CMP_SIGNALING or ca == C_SNAN or cb == C_SNAN) else 0
+        return (base == CMP_NE or base == CMP_UN), f
+    ka = order_key(ca, sa, x, E, M)
+    kb = order_key(cb, sb, y, E, M)
+    if base == CMP_EQ:
+        return ka == kb, 0
+    if base == CMP_NE:
+        return ka != kb, 0
+    if base == CMP_LT:
+        return ka < kb, 0
+    if base == CMP_LE:
+        return ka <= kb, 0
+    if base == CMP_GT:
+        return ka > kb, 0
+    if base == CMP_GE:
+        return ka >= kb, 0
+    return False, 0                                # unordered: both are numbers
+
+
+@njit(cache=True, inline="always")
+def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
+    """Encoding -> signed integer of ``ibits`` (32 or 64) bits in the mode.
+    NaN, infinity and out-of-range values raise invalid and give the integer
+    type's minimum (x86 "integer indefinite", SoftFloat 8086-SSE)."""
+    imin = np.int64(-1) << (ibits - 1)
+    ca, sa, ea, ma = unpack(x, E, M, bias, kind, pol[P_DAZ])
+    if ca >= C_QNAN or ca == C_INF:
+        return imin, F_INVALID
+    if ca == C_ZERO:
+        return _I0, 0
+    if ea >= 0:                                    # an integer: ma * 2**ea
+        width = 64 - clz64(ma) + ea                # its bit length
+        if width <= ibits - 1:
+            n = ma << ea
+            return (-n if sa else n), 0
+        if sa == 1 and width == ibits and (ma & (ma - 1)) == 0:
+            return imin, 0                         # exactly -2**(ibits-1)
+        return imin, F_INVALID
+    n, inx = int_magnitude(sa, ea, ma, pol, rbits)  # n <= 2**24: always in range
+    return (-n if sa else n), (inx if exact else 0)
+
+
+@njit(cache=True, inline="always")
+def from_int_one(v, E, M, bias, kind, pol, rbits):
+    """Signed 64-bit integer -> encoding, rounded once."""
+    v = np.int64(v)
+    if v == 0:
+        return zero_bits(_I0, E, M, kind), 0
+    s = _I0
+    e = _I0
+    if v < 0:
+        s = np.int64(1)
+        if v == np.int64(-9223372036854775807 - 1):   # |v| = 2**63 overflows int64
+            v = np.int64(1) << 62
+            e = np.int64(1)
+        else:
+            v = -v
+    return round_pack(s, e, v, E, M, bias, kind, pol, rbits)
+
+
+# --------------------------------------------------------------------------
+# Array loops. Operands are flat; an operand of size 1 is broadcast by a zero
+# index mask (ma = 0), a full one indexed directly (ma = -1). Each loop returns
+# the OR of all flags; ``flg`` is written only if want_flags.
+# --------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = op(a[i & ma], b[i & mb]) for the add/sub/mul/div/min/max codes."""
+    sr = pol[P_MODE] == RSR
+    nb = pol[P_SRBITS]
+    daz = pol[P_DAZ]
+    negb = np.int64(1) if op == OP_SUB else _I0
+    fa = 0
+    for i in range(lo, hi):
+        x = a[i & ma]
+        y = b[i & mb]
+        r = rand_bits(key, i, nb) if sr else _I0
+        ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+        cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+        if op <= OP_SUB:
+            k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
+        elif op == OP_MUL:
+            k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+        elif op == OP_DIV:
+            k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+        else:
+            k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
+                      E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def binary_array(op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key, chunk=None):
+    """Run `binary_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(binary_chunk, out.size, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def fma_chunk(lo, hi, a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = fma(a[i & ma], b[i & mb], c[i & mc])."""
+    sr = pol[P_MODE] == RSR
+    nb = pol[P_SRBITS]
+    daz = pol[P_DAZ]
+    fa = 0
+    for i in range(lo, hi):
+        r = rand_bits(key, i, nb) if sr else _I0
+        ca, sa, ea, xa = unpack(a[i & ma], E, M, bias, kind, daz)
+        cb, sb, eb, xb = unpack(b[i & mb], E, M, bias, kind, daz)
+        cc, sc, ec, xc = unpack(c[i & mc], E, M, bias, kind, daz)
+        k, s, e, m, fx = fma_pre(ca, sa, ea, xa, cb, sb, eb, xb, cc, sc, ec, xc, pol)
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, cc, sc, xc,
+                      E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def fma_array(a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kind, pol, key, chunk=None):
+    """Run `fma_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(fma_chunk, out.size, a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kind, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def unary_chunk(lo, hi, op, a, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = sqrt / roundToIntegral / roundToIntegralExact of a[i]."""
+    sr = pol[P_MODE] == RSR
+    nb = pol[P_SRBITS]
+    daz = pol[P_DAZ]
+    exact = op == OP_RINTX
+    fa = 0
+    for i in range(lo, hi):
+        x = a[i]
+        r = rand_bits(key, i, nb) if sr else _I0
+        ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+        if op == OP_SQRT:
+            k, s, e, m, fx = sqrt_pre(ca, sa, ea, xa)
+        else:
+            k, s, e, m, fx = rint_pre(x, ca, sa, ea, xa, exact, pol, r)
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, C_ZERO, _I0, _I0, C_ZERO, _I0, _I0,
+                      E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def unary_array(op, a, out, flg, want_flags, E, M, bias, kind, pol, key, chunk=None):
+    """Run `unary_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(unary_chunk, out.size, op, a, out, flg, want_flags, E, M, bias, kind, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def compare_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, daz):
+    """out[i] (bool) = predicate op of (a[i & ma], b[i & mb])."""
+    fa = 0
+    for i in range(lo, hi):
+        v, f = compare_one(op, a[i & ma], b[i & mb], E, M, bias, kind, daz)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def compare_array(op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, daz, chunk=None):
+    """Run `compare_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(compare_chunk, out.size, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, daz)
+
+
+@njit(cache=True, nogil=True)
+def to_int_chunk(lo, hi, a, out, flg, want_flags, ibits, exact, E, M, bias, kind, pol, key):
+    """out[i] (int32/int64) = a[i] rounded to an integer of ibits bits."""
+    sr = pol[P_MODE] == RSR
+    nb = pol[P_SRBITS]
+    fa = 0
+    for i in range(lo, hi):
+        r = rand_bits(key, i, nb) if sr else _I0
+        v, f = to_int_one(a[i], ibits, exact, E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def to_int_array(a, out, flg, want_flags, ibits, exact, E, M, bias, kind, pol, key, chunk=None):
+    """Run `to_int_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(to_int_chunk, out.size, a, out, flg, want_flags, ibits, exact, E, M, bias, kind, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def from_int_chunk(lo, hi, a, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = the int64 a[i] rounded into the format."""
+    sr = pol[P_MODE] == RSR
+    nb = pol[P_SRBITS]
+    fa = 0
+    for i in range(lo, hi):
+        r = rand_bits(key, i, nb) if sr else _I0
+        v, f = from_int_one(a[i], E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def from_int_array(a, out, flg, want_flags, E, M, bias, kind, pol, key, chunk=None):
+    """Run `from_int_chunk` over the output in parallel chunks; returns the OR of the flags."""
+    return run_chunks(from_int_chunk, out.size, a, out, flg, want_flags, E, M, bias, kind, pol, key)

@@ -1,0 +1,160 @@
+"""Fast path for add, sub, mul and div of IEEE-kind formats in the deterministic
+modes: two passes per chunk.
+
+Pass 1 handles, without branches (so that LLVM can vectorize it), the common
+case: both operands normal and finite, the result normal, finite and nonzero.
+It writes the result and marks every other element "slow". Pass 2 recomputes
+the marked elements with the general kernels of `arith` (specials, subnormals,
+exact zeros, overflow, underflow, flushing, NaN policy). Results and flags are
+those of the general path: the fast path only takes cases where no flag but
+inexact can arise, and rounds the same exact value (jammed the same way) by the
+same rule as `core.round_pack` (tests/test_arith.py compares both with an oracle).
+"""
+import numpy as np
+from numba import njit
+
+from .._parallel import run_chunks
+
+from .arith import (C_ZERO, OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, add_pre, div_pre,
+                    finish, mul_pre)
+from .core import (P_DAZ, P_MODE, RDN, RNA, RNE, RTO, RUP, clz64, unpack)
+
+
+@njit(cache=True, inline="always")
+def _round_fast(sign, s, sh, m_rne, m_rna, m_up, m_dn, m_odd):
+    """Round the magnitude s (> 0) at bit sh (1 <= sh <= 62): (q, inexact), branch-free."""
+    q = s >> sh
+    rem = s & ((np.int64(1) << sh) - 1)
+    half = np.int64(1) << (sh - 1)
+    nz = np.int64(rem != 0)
+    inc = ((m_rne & (np.int64(rem > half) | (np.int64(rem == half) & q)))
+           | (m_rna & np.int64(rem >= half))
+           | (m_up & nz & (1 - sign))
+           | (m_dn & nz & sign))
+    q = (q + (inc & 1)) | (m_odd & nz)
+    return q, nz
+
+
+@njit(cache=True, inline="always")
+def _fast_one(op, x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
+    """(bits, inexact, slow) of one element; slow = 1 where pass 2 must redo it."""
+    one = np.int64(1)
+    x = np.int64(x)
+    y = np.int64(y)
+    S = one << (E + M)
+    fm = (one << M) - 1
+    emaxf = (one << E) - 2                       # largest normal exponent field
+    sx = x >> (E + M)
+    sy = (y >> (E + M)) ^ np.int64(op == OP_SUB)
+    ex = (x >> M) & (emaxf + 1)
+    ey = (y >> M) & (emaxf + 1)
+    slow = np.int64((ex == 0) | (ey == 0) | (ex > emaxf) | (ey > emaxf))
+    mx = (x & fm) | (one << M)
+    my = (y & fm) | (one << M)
+    if op == OP_ADD or op == OP_SUB:
+        magx = x & (S - 1)
+        magy = y & (S - 1)
+        sw = np.int64(magx < magy)
+        # (h, l): larger and smaller magnitude, without branches
+        eh = ex ^ ((ex ^ ey) & -sw)
+        el = ey ^ ((ex ^ ey) & -sw)
+        mh = mx ^ ((mx ^ my) & -sw)
+        ml = my ^ ((mx ^ my) & -sw)
+        sign = sx ^ ((sx ^ sy) & -sw)
+        sub = sx ^ sy
+        hs = mh << (60 - M)                      # leading bit at 60
+        ls = ml << (60 - M)
+        d = eh - el
+        d = d - ((d - 62) & -np.int64(d > 62))   # min(d, 62)
+        lsh = (ls >> d) | np.int64((ls & ((one << d) - 1)) != 0)
+        s = hs + lsh - ((lsh << 1) & -sub)       # hs - lsh when subtracting
+        slow |= np.int64(s == 0)
+        s = s | np.int64(s == 0)                 # keep clz defined; the element is slow
+        lz = clz64(s)
+        s = s << (lz - 1)                        # leading bit at 62
+        e = eh + (3 - lz)                        # biased exponent of the leading bit
+        q, inx = _round_fast(sign, s, 62 - M, m_rne, m_rna, m_up, m_dn, m_odd)
+    elif op == OP_MUL:
+        sign = sx ^ (y >> (E + M))
+        p = mx * my                              # in [2**2M, 2**(2M+2)): exact
+        top = p >> (2 * M + 1)
+        e = ex + ey - bias + top
+        q, inx = _round_fast(sign, p, M + top, m_rne, m_rna, m_up, m_dn, m_odd)
+    else:
+        sign = sx ^ (y >> (E + M))
+        n = mx << (62 - M)                       # quotient in (2**(61-M), 2**(63-M))
+        qq = n // my
+        qq = qq | np.int64(n - qq * my != 0)     # a nonzero remainder is jammed
+        top = qq >> (62 - M)                     # 1 when mx >= my: leading bit 61-M+top
+        e = ex - ey + bias - 1 + top
+        q, inx = _round_fast(sign, qq, 61 - 2 * M + top, m_rne, m_rna, m_up, m_dn, m_odd)
+    mag = ((e - 1) << M) + q                     # a carry moves into the exponent
+    slow |= np.int64(e < 1) | np.int64(mag > (((emaxf + 1) << M) - 1))
+    return (sign << (E + M)) | (mag & (S - 1)), inx, slow
+
+
+@njit(cache=True, inline="always")
+def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
+    """One loop of the branch-free pass for a fixed op: scratch[i] = inexact | slow << 7.
+    Returns the OR of the inexact flags of the fast elements."""
+    fa = _I0
+    for i in range(lo, hi):
+        v, f, sl = _fast_one(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
+        out[i] = v
+        scratch[i] = f | (sl << 7)
+        fa |= f & (1 - sl)
+    return fa
+
+
+@njit(cache=True, nogil=True)
+def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
+    """Elements lo..hi of `binary_fast_array`; returns the OR of their flags."""
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    daz = pol[P_DAZ]
+    negb = np.int64(1) if op == OP_SUB else _I0
+    # pass 1: branch-free, one loop per op so that each one vectorizes
+    if op == OP_ADD:
+        fa = _pass1(OP_ADD, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
+    elif op == OP_SUB:
+        fa = _pass1(OP_SUB, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
+    elif op == OP_MUL:
+        fa = _pass1(OP_MUL, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
+    else:
+        fa = _pass1(OP_DIV, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
+    # pass 2: the rest, by the general path
+    for i in range(lo, hi):
+        if scratch[i] >= 128:
+            x = a[i]
+            y = b[i]
+            ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+            cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+            if op <= OP_SUB:
+                k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
+            elif op == OP_MUL:
+                k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+            else:
+                k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+            v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
+                          E, M, bias, kind, pol, _I0)
+            out[i] = v
+            scratch[i] = f
+            fa |= f
+    return fa
+
+
+def binary_fast_array(op, a, b, out, scratch, want_flags, E, M, bias, kind, pol, chunk=None):
+    """out = op(a, b) for OP_ADD/SUB/MUL/DIV, IEEE kind, deterministic modes;
+    a, b: full-size flat arrays. scratch (uint8, size of out) ends up holding
+    the per-element flags (pass the flags array when they are wanted).
+    Runs `binary_fast_chunk` in parallel chunks; returns the OR of the flags."""
+    return run_chunks(binary_fast_chunk, out.size, op, a, b, out, scratch, want_flags, E, M,
+                      bias, kind, pol)
