@@ -10,19 +10,11 @@ with numpy's ``a * b + c`` (two roundings), which is what a user would write.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best
 
 
-def best(f, repeat):
-    f()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def main(argv=None):

@@ -14,19 +14,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
+from _timing import best
 
 
-def best(f, repeat):
-    f()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def first_call_seconds(cache_dir: str) -> float:

@@ -17,15 +17,11 @@ import time
 import numpy as np
 
 import softfloat as sf
+from _timing import best as _best
 
 
 def best(fn, reps=7):
-    t = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return min(t)
+    return _best(fn, reps, warmup=False)
 
 
 def main(quick=False):
