@@ -96,7 +96,7 @@ def fast_constants(dE, dM, db, dk, pol):
 @njit(cache=True, inline="always")
 def _sel(c, a, b):
     """a if c else b, for c in {0, 1}, without a branch."""
-    return b ^ ((a ^ b) & -c)
+    return a if c != 0 else b
 
 
 @njit(cache=True, inline="always")
@@ -217,6 +217,14 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
                              m_dn, m_odd, np.int64(0), daz, ftz, tinb, nb, np.int64(0), cst)
             out[i] = b
             flg[i] = f
+            a |= f
+    elif daz == 0 and ftz == 0 and tinb == 0:
+        # the default policies as constants: LLVM drops their arithmetic (~1.5x faster)
+        for i in range(lo, hi):
+            b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
+                             m_dn, m_odd, np.int64(0), np.int64(0), np.int64(0),
+                             np.int64(0), nb, np.int64(0), cst)
+            out[i] = b
             a |= f
     else:
         for i in range(lo, hi):
