@@ -399,6 +399,26 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     return round_pack(s, e, v, E, M, bias, kind, pol, rbits)
 
 
+@njit(cache=True, inline="always")
+def binary_one(op, x, y, E, M, bias, kind, pol, r):
+    """One element of add/sub/mul/div/min/max: classify, compute, finish.
+    Returns (bits, flags). Shared by the general loop and arith_fast's pass 2."""
+    daz = pol[P_DAZ]
+    ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+    cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+    if op <= OP_SUB:
+        negb = np.int64(1) if op == OP_SUB else _I0
+        k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
+    elif op == OP_MUL:
+        k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+    elif op == OP_DIV:
+        k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+    else:
+        k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
+    return finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
+                  E, M, bias, kind, pol, r)
+
+
 # --------------------------------------------------------------------------
 # Array loops. Operands are flat; an operand of size 1 is broadcast by a zero
 # index mask (ma = 0), a full one indexed directly (ma = -1). Each loop returns
@@ -409,25 +429,10 @@ def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kin
     """out[i] = op(a[i & ma], b[i & mb]) for the add/sub/mul/div/min/max codes."""
     sr = pol[P_MODE] == RSR
     nb = pol[P_SRBITS]
-    daz = pol[P_DAZ]
-    negb = np.int64(1) if op == OP_SUB else _I0
     fa = 0
     for i in range(lo, hi):
-        x = a[i & ma]
-        y = b[i & mb]
         r = rand_bits(key, i, nb) if sr else _I0
-        ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
-        cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
-        if op <= OP_SUB:
-            k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
-        elif op == OP_MUL:
-            k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-        elif op == OP_DIV:
-            k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-        else:
-            k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
-        v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
-                      E, M, bias, kind, pol, r)
+        v, f = binary_one(op, a[i & ma], b[i & mb], E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f

@@ -15,9 +15,8 @@ from numba import njit
 
 from .._parallel import run_chunks
 
-from .arith import (C_ZERO, OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, add_pre, div_pre,
-                    finish, mul_pre)
-from .core import (P_DAZ, P_MODE, RDN, RNA, RNE, RTO, RUP, clz64, unpack)
+from .arith import OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, binary_one
+from .core import P_MODE, RDN, RNA, RNE, RTO, RUP, clz64
 
 
 @njit(cache=True, inline="always")
@@ -115,8 +114,6 @@ def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
     m_up = np.int64(mode == RUP)
     m_dn = np.int64(mode == RDN)
     m_odd = np.int64(mode == RTO)
-    daz = pol[P_DAZ]
-    negb = np.int64(1) if op == OP_SUB else _I0
     # pass 1: branch-free, one loop per op so that each one vectorizes
     if op == OP_ADD:
         fa = _pass1(OP_ADD, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
@@ -133,18 +130,7 @@ def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
     # pass 2: the rest, by the general path
     for i in range(lo, hi):
         if scratch[i] >= 128:
-            x = a[i]
-            y = b[i]
-            ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
-            cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
-            if op <= OP_SUB:
-                k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
-            elif op == OP_MUL:
-                k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-            else:
-                k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-            v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
-                          E, M, bias, kind, pol, _I0)
+            v, f = binary_one(op, a[i], b[i], E, M, bias, kind, pol, _I0)
             out[i] = v
             scratch[i] = f
             fa |= f
