@@ -179,14 +179,7 @@ def kernel_policy(res: Resolved, fmt: Format) -> tuple:
 
 
 def _is_nan_bits(b: int, fmt: Format) -> bool:
-    if not 0 <= b < (1 << fmt.nbits):
-        return False
-    if fmt.kind == "fnuz":
-        return b == fmt.sign_mask
-    mag = b & (fmt.sign_mask - 1)
-    if fmt.kind == "fn":
-        return mag == fmt.sign_mask - 1
-    return mag > fmt.inf_bits
+    return 0 <= b < (1 << fmt.nbits) and bool(fmt.is_nan_bits(b))
 
 
 def random_key(seed) -> int:

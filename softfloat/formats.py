@@ -146,6 +146,15 @@ class Format:
             return (1 << (self.ebits + self.mbits)) - 1
         return self.sign_mask
 
+    def is_nan_bits(self, bits):
+        """True where ``bits`` (an int or an integer array, in range) encodes a NaN."""
+        if self.kind == "fnuz":
+            return bits == self.sign_mask
+        mag = bits & (self.sign_mask - 1)
+        if self.kind == "fn":
+            return mag == self.sign_mask - 1
+        return mag > self.inf_bits
+
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
     @property
     def max(self) -> float:

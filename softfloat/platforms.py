@@ -373,13 +373,7 @@ def get_platform(platform=None) -> Platform:
 # NaN helpers (numpy on encodings)
 # --------------------------------------------------------------------------
 def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
-    b = bits.astype(np.int64)
-    if f.kind == "fnuz":
-        return b == f.sign_mask
-    mag = b & (f.sign_mask - 1)
-    if f.kind == "fn":
-        return mag == f.sign_mask - 1
-    return mag > f.inf_bits
+    return f.is_nan_bits(bits.astype(np.int64))
 
 
 def _policy(rule, f: Format, plat: Platform):
