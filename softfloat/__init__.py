@@ -4,6 +4,9 @@ fp8, tf32 and custom formats) in every rounding mode, with IEEE flags.
 Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
 **values** (float64 arrays holding exactly representable values).
 """
+from . import _jitcache
+_jitcache.install()   # before any kernel module: numba picks the cache place at decoration
+
 from .context import Context, getcontext, localcontext, setcontext
 from .conversions import convert, from_bits, quantize, to_bits
 from .flags import Flags, flag_names
