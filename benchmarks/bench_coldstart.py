@@ -11,8 +11,10 @@ when the variable is set) is chosen here:
 
 The steps, in this order, each timed on its own (seconds):
 ``import`` (numpy and softfloat), ``to_bits f64->fp16``, ``to_bits f32->fp16``,
-``add fp16``, ``to_bits f32->bf16 rtz``. Compilation dominates the cold figures;
-the machine's load changes them, so compare runs taken side by side.
+``add fp16``, ``to_bits f32->bf16 rtz``, each as wall time and as the child's CPU
+time (compilation is single-threaded, so on a quiet machine the two agree; on a
+loaded one CPU time is the steadier figure). Compilation dominates the cold
+figures; compare runs taken side by side.
 
 Usage: ``python benchmarks/bench_coldstart.py [--json out.json] [--no-warmup]
 [--warmup-args "--all"]``. Exit status 0, or 2 if a child process failed.
@@ -32,19 +34,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
 import json, time
-t0 = time.perf_counter()
-import numpy as np
-import softfloat as sf
-t1 = time.perf_counter()
+def clock():
+    return time.perf_counter(), time.process_time()
+r, c = {}, {}
+def step(name, fn):
+    w0, c0 = clock(); fn(); w1, c1 = clock()
+    r[name], c[name] = w1 - w0, c1 - c0
+def imp():
+    global np, sf
+    import numpy as np
+    import softfloat as sf
+step("import", imp)
 x64 = np.linspace(-3.0, 3.0, 1001)
 x32 = x64.astype(np.float32)
-r = {"import": t1 - t0}
-t = time.perf_counter(); sf.to_bits(x64, "fp16"); r["to_bits f64->fp16"] = time.perf_counter() - t
-t = time.perf_counter(); sf.to_bits(x32, "fp16"); r["to_bits f32->fp16"] = time.perf_counter() - t
+step("to_bits f64->fp16", lambda: sf.to_bits(x64, "fp16"))
+step("to_bits f32->fp16", lambda: sf.to_bits(x32, "fp16"))
 a = sf.to_bits(x64, "fp16"); b = sf.to_bits(x64[::-1].copy(), "fp16")
-t = time.perf_counter(); sf.add(a, b, "fp16"); r["add fp16"] = time.perf_counter() - t
-t = time.perf_counter(); sf.to_bits(x32, "bf16", "toward_zero"); r["to_bits f32->bf16 rtz"] = time.perf_counter() - t
-print("RESULT " + json.dumps(r))
+step("add fp16", lambda: sf.add(a, b, "fp16"))
+step("to_bits f32->bf16 rtz", lambda: sf.to_bits(x32, "bf16", "toward_zero"))
+print("RESULT " + json.dumps({"wall": r, "cpu": c}))
 """
 
 STEPS = ["import", "to_bits f64->fp16", "to_bits f32->fp16", "add fp16", "to_bits f32->bf16 rtz"]
@@ -67,17 +75,20 @@ def first_calls(cache_dir):
     if p.returncode != 0 or not line:
         raise RuntimeError(f"child failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     r = json.loads(line[-1][7:])
-    r["process"] = wall
+    r["wall"]["process"] = wall
     return r
 
 
 def warmup(cache_dir, extra):
     t = time.perf_counter()
+    c = os.times()
     p = subprocess.run([sys.executable, "-m", "softfloat", "warmup", *extra],
                        env=_env(cache_dir), cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"warmup failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-    return time.perf_counter() - t
+    c2 = os.times()
+    return {"wall": time.perf_counter() - t,
+            "cpu": (c2.children_user - c.children_user) + (c2.children_system - c.children_system)}
 
 
 def main(argv=None) -> int:
@@ -102,13 +113,22 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     cols = [c for c in ("cold", "warm", "after_warmup") if c in out]
-    print(f"{'seconds':26s}" + "".join(f"{c:>14s}" for c in cols))
-    for s in STEPS + ["process"]:
-        print(f"{s:26s}" + "".join(f"{out[c][s]:14.2f}" for c in cols))
-    imp_first = {c: out[c]["import"] + out[c]["to_bits f64->fp16"] for c in cols}
-    print(f"{'import + first to_bits':26s}" + "".join(f"{imp_first[c]:14.2f}" for c in cols))
+    print("seconds: wall (process CPU time); CPU time is less sensitive to other load")
+    print(f"{'':26s}" + "".join(f"{c:>18s}" for c in cols))
+    for s in STEPS + ["import + first to_bits"]:
+        cells = []
+        for c in cols:
+            w, u = out[c]["wall"], out[c]["cpu"]
+            if s == "import + first to_bits":
+                w = {s: w["import"] + w["to_bits f64->fp16"]}
+                u = {s: u["import"] + u["to_bits f64->fp16"]}
+            cells.append(f"{w[s]:8.2f} ({u[s]:6.2f})")
+        print(f"{s:26s}" + "".join(f"{x:>18s}" for x in cells))
+    print(f"{'whole process (wall)':26s}" + "".join(f"{out[c]['wall']['process']:18.2f}"
+                                                   for c in cols))
     if "warmup_s" in out:
-        print(f"warmup {args.warmup_args or '(common set)'}: {out['warmup_s']:.1f} s")
+        print(f"warmup {args.warmup_args or '(common set)'}: {out['warmup_s']['wall']:.1f} s "
+              f"wall ({out['warmup_s']['cpu']:.1f} s CPU)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

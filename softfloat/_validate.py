@@ -80,5 +80,21 @@ def flat(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1)
 
 
+def writable(a: np.ndarray) -> np.ndarray:
+    """a, or a copy if it is read-only (numba compiles read-only arrays apart)."""
+    return a if a.flags.writeable else a.copy()
+
+
+#: the one element type of the general kernels' encoding arrays (see kernel_io)
+KERNEL_BITS = np.dtype(np.uint32)
+
+
+def kernel_io(src: np.ndarray, n: int):
+    """(int64 copy or view of the flat ``src``, uint32 output of n elements): the
+    general conversion kernels take these types only, so that each compiles once
+    (a signature per dtype pair would cost a compilation each)."""
+    return src.astype(np.int64, copy=False), np.empty(n, KERNEL_BITS)
+
+
 # Elements per chunk of a parallel loop.
 CHUNK = 1 << 14

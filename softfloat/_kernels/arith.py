@@ -12,8 +12,10 @@ Every operation works on integers only. Each one is split in two:
   underflow, overflow and inexact) and the NaN specialization below.
 
 Unpacking and `finish` are written once per array loop, not once per operation
-and branch: numba inlines ``inline="always"`` functions at every call site, and
-a dozen inlined copies of round_pack made compilation take minutes and gigabytes.
+and branch. Every helper is a plain ``@njit`` function: numba compiles it once
+per process (and caches it) and LLVM inlines it where that pays. numba's own
+``inline="always"`` would copy the body into every caller before typing; with
+round_pack in every copy that made compilation take minutes.
 
 What a platform decides about NaNs lives in the "specialization" section
 (`nan_operands`, `fresh_nan`): the operations never spell a NaN.
@@ -50,7 +52,7 @@ _I0 = np.int64(0)
 # --------------------------------------------------------------------------
 # Specialization: which NaN a result gets (SoftFloat 8086-SSE by default).
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def nan_operands(c1, s1, f1, c2, s2, f2, c3, s3, f3, E, M, kind, pol):
     """Result of an operation with at least one NaN among up to three operands
     (pass C_ZERO for a missing one): invalid if any operand is a signaling NaN;
@@ -67,7 +69,7 @@ def nan_operands(c1, s1, f1, c2, s2, f2, c3, s3, f3, E, M, kind, pol):
     return make_nan(s, f, M, E, M, kind, pol[P_NAN], pol[P_NANBITS]), flags
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def fresh_nan(E, M, kind, pol):
     """Result of an invalid operation without a NaN result to propagate
     (inf - inf, 0 * inf, 0/0, inf/inf, sqrt(-1)); also fma(0, inf, qNaN), where
@@ -75,7 +77,7 @@ def fresh_nan(E, M, kind, pol):
     return make_nan(_I0, _I0, 0, E, M, kind, pol[P_NAN], pol[P_NANBITS]), F_INVALID
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, kind, pol, r):
     """Encoding and flags for a result kind (see R_*); the operands' unpacked
     class, sign and fraction are needed for R_NAN."""
@@ -98,13 +100,13 @@ def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, ki
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def cancel_sign(pol):
     """Sign of the zero of an exact cancellation x + (-x): -0 rounding downward, else +0."""
     return np.int64(1) if pol[P_MODE] == RDN else _I0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_finite(sa, ea, ma, sb, eb, mb, pol):
     """sa*ma*2**ea + sb*mb*2**eb (ma, mb > 0, each below 2**62) as a result kind."""
     # Leading bits to bit 61: one bit of headroom for the carry of an addition.
@@ -128,7 +130,7 @@ def add_finite(sa, ea, ma, sb, eb, mb, pol):
     return R_ROUND, sa, ea, d, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def isqrt62(n):
     """(floor(sqrt(n)), n - floor(sqrt(n))**2) for 0 <= n < 2**62, digit by digit."""
     r = _I0
@@ -145,7 +147,7 @@ def isqrt62(n):
     return r, n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def int_magnitude(sign, exp, sig, pol, rbits):
     """|x| rounded to an integer by the mode (x = sig * 2**exp, exp < 0, sig < 2**30).
 
@@ -162,7 +164,7 @@ def int_magnitude(sign, exp, sig, pol, rbits):
 # --------------------------------------------------------------------------
 # Operations on unpacked operands: each returns (kind, sign, exp, sig, flags).
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def add_pre(ca, sa, ea, ma, cb, sb, eb, mb, pol):
     """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was)."""
     if ca >= C_QNAN or cb >= C_QNAN:
@@ -182,7 +184,7 @@ def add_pre(ca, sa, ea, ma, cb, sb, eb, mb, pol):
     return add_finite(sa, ea, ma, sb, eb, mb, pol)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -196,7 +198,7 @@ def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea + eb, ma * mb, 0      # the exact product: < 2**48
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -223,7 +225,7 @@ def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea - la - eb, q, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sqrt_pre(ca, sa, ea, ma):
     if ca >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -244,7 +246,7 @@ def sqrt_pre(ca, sa, ea, ma):
     return R_ROUND, _I0, (ea - sh) >> 1, r, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc, pol):
     """a * b + c, one rounding; SoftFloat mulAdd's order of special cases."""
     if ca >= C_QNAN or cb >= C_QNAN:
@@ -274,7 +276,7 @@ def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc, pol):
     return add_finite(sp, ep, mp, sc, ec, mc, pol)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def order_key(cls, sign, bits, E, M):
     """An integer that orders non-NaN values like their values (both zeros -> 0)."""
     if cls == C_ZERO:
@@ -283,7 +285,7 @@ def order_key(cls, sign, bits, E, M):
     return -mag if sign else mag
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     """IEEE 754-2019 minimum/maximum (NaN wins, -0 < +0) and
     minimumNumber/maximumNumber (a number wins over a NaN; sNaN raises invalid).
@@ -315,7 +317,7 @@ def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     return R_BITS, _I0, _I0, np.int64(y), 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     """roundToIntegral in the mode (inexact raised only when ``exact``)."""
     if ca >= C_QNAN:
@@ -331,7 +333,7 @@ def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     return R_ROUND, sa, _I0, n, flags              # an integer: exact in the format
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def compare_one(op, x, y, E, M, bias, kind, daz):
     """Comparison predicate and flags: quiet predicates raise invalid for
     signaling NaN operands only, signaling ones (op >= CMP_SIGNALING) for any NaN."""
@@ -358,7 +360,7 @@ def compare_one(op, x, y, E, M, bias, kind, daz):
     return False, 0                                # unordered: both are numbers
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     """Encoding -> signed integer of ``ibits`` (32 or 64) bits in the mode.
     NaN, infinity and out-of-range values raise invalid and give the integer
@@ -381,7 +383,7 @@ def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     return (-n if sa else n), (inx if exact else 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def from_int_one(v, E, M, bias, kind, pol, rbits):
     """Signed 64-bit integer -> encoding, rounded once."""
     v = np.int64(v)
@@ -399,7 +401,7 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     return round_pack(s, e, v, E, M, bias, kind, pol, rbits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def binary_one(op, x, y, E, M, bias, kind, pol, r):
     """One element of add/sub/mul/div/min/max: classify, compute, finish.
     Returns (bits, flags). Shared by the general loop and arith_fast's pass 2."""
@@ -432,7 +434,7 @@ def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kin
     fa = 0
     for i in range(lo, hi):
         r = rand_bits(key, i, nb) if sr else _I0
-        v, f = binary_one(op, a[i & ma], b[i & mb], E, M, bias, kind, pol, r)
+        v, f = binary_one(op, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f

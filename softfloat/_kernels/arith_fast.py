@@ -130,7 +130,7 @@ def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
     # pass 2: the rest, by the general path
     for i in range(lo, hi):
         if scratch[i] >= 128:
-            v, f = binary_one(op, a[i], b[i], E, M, bias, kind, pol, _I0)
+            v, f = binary_one(op, np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
             out[i] = v
             scratch[i] = f
             fa |= f

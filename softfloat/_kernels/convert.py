@@ -8,7 +8,7 @@ from .core import (C_FINITE, C_INF, C_SNAN, C_ZERO, F_INVALID, K_IEEE, P_DAZ, P_
                    rand_bits, round_pack, unpack, zero_bits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def convert_one(x, sE, sM, sb, sk, dE, dM, db, dk, pol, key, idx):
     """One element: source encoding ``x`` -> target encoding. Returns (bits, flags)."""
     cls, sign, exp, sig = unpack(x, sE, sM, sb, sk, pol[P_DAZ])
@@ -42,7 +42,7 @@ def convert_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sb, sk, dE, dM, db,
     return a
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_float64_one(x, E, M, bias, kind):
     """Exact float64 bit pattern (as int64) of one encoding; NaN payloads kept
     left-aligned in the float64 fraction, so float64 -> format gives them back."""

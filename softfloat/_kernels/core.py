@@ -37,7 +37,7 @@ def clz64(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def shift_right_jam(x, n):
     """x >> n with every bit shifted out OR-ed into bit 0 (x >= 0, n >= 0)."""
     if n == 0:
@@ -50,7 +50,7 @@ def shift_right_jam(x, n):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rand_bits(key, idx, nbits):
     """``nbits`` (1..32) uniform random bits for element ``idx`` of a stream ``key``.
 
@@ -64,7 +64,7 @@ def rand_bits(key, idx, nbits):
     return np.int64(z >> np.uint64(64 - nbits))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def unpack(bits, E, M, bias, kind, daz):
     """Classify and decode one encoding.
 
@@ -97,7 +97,7 @@ def unpack(bits, E, M, bias, kind, daz):
     return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     """The NaN a result gets. ``payload`` holds ``plen`` bits of a source NaN's
     fraction (plen = 0: no source NaN, e.g. inf - inf).
@@ -122,7 +122,7 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M) | frac
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _round_increment(mode, sign, q, rem, half):
     """1 if the magnitude q (with remainder rem, half = the half-ulp) rounds up.
     Not for RTO or stochastic rounding, which round_pack handles itself."""
@@ -139,7 +139,7 @@ def _round_increment(mode, sign, q, rem, half):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
@@ -149,7 +149,7 @@ def max_mag(E, M, kind):
     return (np.int64(1) << (E + M)) - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
     """Encoding for an overflowed result (the flags are the caller's)."""
     if ovf == OVF_SATURATE:
@@ -164,7 +164,7 @@ def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
     return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     """Round ``(-1)**sign * sig * 2**exp`` (sig > 0, maybe jammed) into the format.
 
@@ -234,14 +234,14 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     return (sign << (E + M)) | mag, flags
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def zero_bits(sign, E, M, kind):
     if kind == K_FNUZ:
         return np.int64(0)
     return sign << (E + M)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def inf_bits(sign, E, M, kind, ovf, nanbits):
     """Encoding for an exact infinite result; formats without infinity give NaN
     (or their largest value when overflow saturates). Returns (bits, flags)."""
