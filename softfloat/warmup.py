@@ -141,7 +141,7 @@ def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 
                 line += f" ({dc:5.1f} s CPU)"
             line += status
             if tty and not status:
-                print("\r" + line, end="", file=out, flush=True)
+                print("\r" + line.ljust(79), end="", file=out, flush=True)
             else:
                 print(line, file=out, flush=True)
     if tty:

@@ -122,3 +122,22 @@ def test_functions_outside_the_package_keep_numba_s_own_cache(tmp_path):
     r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("PROBE ")][-1][6:])
     assert r["v"] == 2
     assert r["dir"] == str(tmp_path / "__pycache__")  # numba's in-tree default, untouched
+
+
+def test_warmup_task_lists():
+    from softfloat import warmup
+    common = [n for n, _ in warmup.tasks()]
+    everything = [n for n, _ in warmup.tasks(True)]
+    assert len(set(everything)) == len(everything)
+    assert everything[:len(common)] == common and len(everything) > len(common)
+    for n, fn in warmup.tasks(True):
+        assert callable(fn), n
+
+
+def test_warmup_command_compiles_the_common_set():
+    # Same cache as the rest of the suite: what it compiles, later tests load.
+    p = subprocess.run([sys.executable, "-m", "softfloat", "warmup", "--times"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=3600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "done in" in p.stderr and "FAILED" not in p.stderr
+    assert p.stderr.count(" s CPU)") == len(__import__("softfloat.warmup").warmup.tasks())
