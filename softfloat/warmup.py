@@ -52,7 +52,7 @@ def _common():
         for fmt in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2"):
             t.append((f"to_bits {name}->{fmt}", lambda x=x, fmt=fmt: sf.to_bits(x, fmt)))
     for fmt in ("fp16", "fp8_e4m3"):
-        t.append((f"from_bits {fmt}", lambda fmt=fmt: sf.quantize(x64, fmt)))
+        t.append((f"from_bits {fmt}", lambda fmt=fmt: sf.from_bits(_enc(fmt), fmt)))
     for fmt, e in (("fp16", h), ("bf16", b)):
         t.append((f"add/sub/mul/div {fmt}", lambda e=e, fmt=fmt: (
             sf.add(e, e[::-1], fmt), sf.sub(e, e, fmt), sf.mul(e, e, fmt),
@@ -118,9 +118,44 @@ def tasks(everything: bool = False):
     return t
 
 
+_SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
+                "to_bits f32->bf16")
+# Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
+_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1}
+
+
+def group_of(name: str) -> str:
+    """Tasks of one group share kernels: --jobs keeps each group in one process,
+    so that no kernel is compiled twice at the same time."""
+    if name in _SPECIALISED:
+        return name                   # a kernel of its own (formats as constants)
+    if name.startswith(("to_bits", "convert")):
+        return "conversions"
+    if name.startswith("from_bits"):
+        return "from_bits"
+    if name.startswith(("sum", "matmul")):
+        return "accum"
+    return "arith"
+
+
+def partition(names, n: int) -> list[int]:
+    """Part (0..n-1) of each task: whole groups, heaviest first onto the lightest part."""
+    groups = list(dict.fromkeys(group_of(x) for x in names))
+    load = [0] * n
+    where = {}
+    for g in sorted(groups, key=lambda g: -_WEIGHT.get(g, 13)):
+        k = load.index(min(load))
+        where[g] = k
+        load[k] += _WEIGHT.get(g, 13)
+    return [where[group_of(x)] for x in names]
+
+
 def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 1)) -> int:
     from . import _jitcache
-    ts = tasks(everything)[part[0]::part[1]]
+    ts = tasks(everything)
+    if part[1] > 1:
+        parts = partition([n for n, _ in ts], part[1])
+        ts = [t for t, k in zip(ts, parts) if k == part[0]]
     tty = hasattr(out, "isatty") and out.isatty() and not times
     t0 = time.perf_counter()
     print(f"softfloat warmup: compiling {len(ts)} kernel groups into "
@@ -160,7 +195,7 @@ def main(argv=None) -> int:
     ap.add_argument("--times", action="store_true", help="one line per kernel group")
     ap.add_argument("--jobs", type=int, default=1,
                     help="compile in this many processes at once (default 1)")
-    ap.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # i/n: every n-th task
+    ap.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # i/n: see partition
     a = ap.parse_args(argv)
     if a.jobs > 1:
         return _parallel(a)
@@ -169,8 +204,8 @@ def main(argv=None) -> int:
 
 
 def _parallel(a) -> int:
-    """Run the tasks in a.jobs processes (every jobs-th task each); compilation
-    holds one core per process, and the cache is shared through the disk."""
+    """Run the tasks in a.jobs processes (whole groups each, see `partition`);
+    compilation holds one core per process, and the cache is shared on disk."""
     import subprocess
     t0 = time.perf_counter()
     base = [sys.executable, "-m", "softfloat", "warmup"] + (["--all"] if a.all else [])
