@@ -181,3 +181,18 @@ def test_specials_against_softfloat_canonical_build():
             r = bits(fn(f16(x), f16(y)))
             assert (int(got[i]), int(gfl[i])) == (r, int(sfp.get_exception_flags())), \
                 (name, hex(x), hex(y))
+
+
+def test_accumulation_propagates_like_conversion():
+    """A NaN term of an fn format keeps its sign in a wider accumulator, as the
+    conversion does (before: the accumulation kernels read fn NaNs as fresh NaNs
+    and gave the positive default NaN)."""
+    x = np.array([[0x38, 0xFF, 0x38]], np.uint8)                # 1, -NaN, 1 (e4m3)
+    want = sf.convert(np.array([0xFF], np.uint8), E4M3, FP32)[0]
+    assert int(want) == 0xFFC00000
+    assert int(sf.sum(x, E4M3, axis=1, acc="fp32", return_flags=True)[0][0]) == int(want)
+    # a fresh NaN in the accumulation (inf - inf) is the policy's fresh NaN
+    y = np.array([[0x7C00, 0xFC00]], np.uint16)
+    for nan, w in (("propagate", 0x7FC00000), (S.NanRule("propagate", "negative"), 0xFFC00000)):
+        r, fl = sf.sum(y, FP16, axis=1, acc="fp32", nan=nan, return_flags=True)
+        assert int(r.reshape(-1)[0]) == w and int(fl.reshape(-1)[0]) == INVALID
