@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit, prange
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_IEEE, NAN_PROPAGATE, P_DAZ, P_FTZ, P_MODE,
-                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RSR, clz64, inf_bits,
+                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, clz64, inf_bits,
                    is_stochastic, max_mag, rand_bits, round_pack, unpack_in_flight,
                    zero_bits)
 from .specialize import float64_nan, make_nan, nan_operand
