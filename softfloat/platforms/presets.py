@@ -23,9 +23,10 @@ A `Platform` says, for 16-bit (and other narrow) formats:
 The operation code (``platform_op`` and friends, in ops.py) reads these fields
 and never spells a NaN constant or a platform quirk of its own; the NaN rules are
 turned into kernel policies by softfloat.specialize (`platform_nan`), so every
-NaN pattern, a platform's fresh NaN included, comes out of the kernels. Presets: ``ieee`` (the
-default), ``torch_cuda``, ``torch_cpu``, ``numpy``, ``x86_sse``,
-``arm_default_nan``, ``riscv``. Each field of a preset cites its evidence in
+NaN pattern, a platform's fresh NaN included, comes out of the kernels.
+
+Presets: ``ieee`` (the default), ``torch_cuda``, ``torch_cpu``, ``numpy``,
+``x86_sse``, ``arm_default_nan``, ``riscv``, registered in the ``PRESETS`` dict. Each field of a preset cites its evidence in
 ``notes``; claims marked [I] are inferences that a device run confirms (see
 ``validation/torch_crosscheck.py``).
 
