@@ -96,6 +96,7 @@ from .conversions import convert, from_bits, to_bits
 from .flags import Flags
 from .formats import FP32, Format, get_format
 from .rounding import Rounding, get_rounding
+from .specialize import kernel_fresh_nan
 
 __all__ = ["Accumulator", "BlockFMA", "tensor_core", "TENSOR_CORE_PRESETS", "sum", "dot",
            "matmul", "sum_values", "dot_values", "matmul_values", "ORDERS", "PRODUCTS"]
@@ -418,9 +419,9 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
         return None
     bits = out.view(np.uint32)
     nan = np.isnan(out)
-    if nan.any():                       # only inf - inf: a fresh NaN
+    if nan.any():                       # only inf - inf: the policy's fresh NaN
         bits = bits.copy()
-        bits[nan] = np.uint32(pol[6])
+        bits[nan] = np.uint32(kernel_fresh_nan(pol))
     return bits
 
 

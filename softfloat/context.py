@@ -15,12 +15,13 @@ import numpy as np
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
+from .specialize import NAN_WORDS, as_rule, kernel_nan
 
 __all__ = ["Context", "getcontext", "setcontext", "localcontext", "OVERFLOW_POLICIES",
            "NAN_POLICIES", "TININESS"]
 
 OVERFLOW_POLICIES = ("ieee", "saturate", "nan")
-NAN_POLICIES = ("propagate", "canonical")
+NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
 
 
@@ -43,10 +44,12 @@ class Context:
         ``ieee`` for IEEE formats and ``nan`` for the others (ml_dtypes' choice).
     tininess : str
         ``after`` (default) or ``before`` rounding; changes the underflow flag only.
-    nan : str or int
+    nan : str, int or softfloat.specialize.NanRule
         ``propagate``: a NaN operand's sign and payload, quieted (x86 SSE, SoftFloat's
         8086-SSE); a fresh NaN is the format's default NaN. ``canonical``: always the
         format's default NaN (0x7E00 fp16, 0x7FC0 bf16). An int: always that pattern.
+        A ``NanRule`` says the rest (e.g. ``NanRule("propagate", "negative")``: x86's
+        fresh NaN 0xFE00); see softfloat.specialize, which owns every NaN rule.
         (Overflow to NaN in a format without infinity keeps the sign, as ml_dtypes does.)
     sr_bits : int
         Random bits per stochastic rounding (1..32): the result rounds up with
@@ -145,9 +148,7 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
     if tn not in TININESS:
         raise ValueError(f"unknown tininess {tn!r}; expected 'after' or 'before'")
     nn = ctx.nan if nan is None else nan
-    if not (nn in NAN_POLICIES or (isinstance(nn, (int, np.integer)) and not isinstance(nn, bool))):
-        raise ValueError(f"unknown NaN policy {nn!r}; expected 'propagate', 'canonical' "
-                         f"or an int NaN encoding")
+    as_rule(nn)                         # ValueError for an unknown policy
     sb = ctx.sr_bits if sr_bits is None else sr_bits
     if not isinstance(sb, (int, np.integer)) or not 1 <= sb <= 32:
         raise ValueError(f"sr_bits must be an integer in [1, 32], got {sb!r}")
@@ -159,27 +160,17 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:
     """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*)."""
-    from ._kernels.core import NAN_CANONICAL, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE
+    from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
     ov = res.overflow
     if ov is None:
         ov = "ieee" if fmt.has_inf else "nan"
     if ov == "nan" and fmt.has_inf:
         raise ValueError(f"overflow='nan' is for formats without infinity; {fmt.name} has one")
     ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[ov]
-    if isinstance(res.nan, str):
-        nanmode = NAN_PROPAGATE if res.nan == "propagate" else NAN_CANONICAL
-        nanbits = fmt.default_nan_bits
-    else:
-        nanmode, nanbits = NAN_CANONICAL, int(res.nan)
-        if not _is_nan_bits(nanbits, fmt):
-            raise ValueError(f"nan={res.nan:#x} is not a NaN encoding of {fmt.name}")
+    nanmode, nanbits = kernel_nan(res.nan, fmt)     # ValueError for a non-NaN pattern
     return (np.int64(int(res.rounding)), np.int64(res.ftz), np.int64(res.daz), np.int64(ovc),
             np.int64(res.tininess == "before"), np.int64(nanmode), np.int64(nanbits),
             np.int64(res.sr_bits))
-
-
-def _is_nan_bits(b: int, fmt: Format) -> bool:
-    return 0 <= b < (1 << fmt.nbits) and bool(fmt.is_nan_bits(b))
 
 
 def random_key(seed) -> int:

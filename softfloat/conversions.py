@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate as V
+from ._kernels.codes import NAN_KEEP, P_NAN
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
@@ -24,7 +25,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
-    spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk))
+    fast_ok = sk == 0 and sM > dM and db <= sb and pol[P_NAN] != NAN_KEEP
+    spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:
         # a hot pair: its own kernel, native dtypes, formats as constants
         out = np.empty(src.size, dst.dtype)
@@ -34,7 +36,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
         # Every other pair: one array signature per kernel (int64 sources, uint32
         # encodings out), so that each kernel compiles once, not once per dtype pair.
         src, out = V.kernel_io(src, src.size)
-        if sk == 0 and sM > dM and db <= sb:
+        if fast_ok:
             # IEEE source whose normal range covers the target's: the branch-free,
             # vectorized kernel (identical results; see softfloat._kernels.convert).
             allf = run_chunks(fast_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,

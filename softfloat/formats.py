@@ -139,21 +139,16 @@ class Format:
 
     @property
     def default_nan_bits(self) -> int:
-        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz)."""
-        if self.kind == "ieee":
-            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
-        if self.kind == "fn":
-            return (1 << (self.ebits + self.mbits)) - 1
-        return self.sign_mask
+        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz).
+        Defined in softfloat.specialize (the owner of the NaN rules)."""
+        from .specialize import default_nan_bits
+        return default_nan_bits(self)
 
     def is_nan_bits(self, bits):
-        """True where ``bits`` (an int or an integer array, in range) encodes a NaN."""
-        if self.kind == "fnuz":
-            return bits == self.sign_mask
-        mag = bits & (self.sign_mask - 1)
-        if self.kind == "fn":
-            return mag == self.sign_mask - 1
-        return mag > self.inf_bits
+        """True where ``bits`` (an int or an integer array, in range) encodes a NaN.
+        Defined in softfloat.specialize (the owner of the NaN rules)."""
+        from .specialize import is_nan_bits
+        return is_nan_bits(self, bits)
 
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
     @property

@@ -45,6 +45,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .formats import Format, get_format
+from .specialize import is_nan_bits
 
 __all__ = ["encodings", "values", "arrays", "midpoints"]
 
@@ -93,12 +94,7 @@ def _value(fmt: Format, bits: int):
 
 
 def _is_nan(fmt: Format, bits: int) -> bool:
-    mag = bits & (fmt.sign_mask - 1)
-    if fmt.kind == "fnuz":
-        return bits == fmt.sign_mask
-    if fmt.kind == "fn":
-        return mag == fmt.sign_mask - 1
-    return mag > fmt.inf_bits
+    return bool(is_nan_bits(fmt, bits))
 
 
 def _first_mag_at_least(fmt: Format, x: Fraction) -> int:

@@ -40,6 +40,7 @@ from ._testfloat_cases import INT_TYPES, CaseStream, FloatPatterns, IntPatterns
 from .flags import Flags
 from .formats import FP64, Format, get_format
 from .rounding import Rounding, get_rounding
+from .specialize import invalid_int_bits, is_nan_bits, is_snan_bits, platform_nan
 
 __all__ = ["Function", "Options", "Cases", "Report", "CLASSES", "parse_function",
            "function_names", "minimum_cases", "operands", "expected", "generate",
@@ -251,23 +252,11 @@ def _arith(name: str):
 
 
 def _is_nan(bits: np.ndarray, fmt: Format) -> np.ndarray:
-    b = bits.astype(np.uint64)
-    if fmt is FP64:
-        return (b & np.uint64((1 << 63) - 1)) > np.uint64(0x7FF << 52)
-    mag = b & np.uint64(fmt.sign_mask - 1)
-    if fmt.kind == "ieee":
-        return mag > np.uint64(fmt.inf_bits)
-    if fmt.kind == "fn":
-        return mag == np.uint64(fmt.sign_mask - 1)
-    return b == np.uint64(fmt.sign_mask)
+    return np.asarray(is_nan_bits(fmt, np.asarray(bits).astype(np.uint64)))
 
 
 def _is_snan(bits: np.ndarray, fmt: Format) -> np.ndarray:
-    if fmt.kind != "ieee":
-        return np.zeros(bits.shape, bool)
-    M = fmt.mbits
-    quiet = (bits.astype(np.uint64) >> np.uint64(M - 1)) & np.uint64(1)
-    return _is_nan(bits, fmt) & (quiet == 0)
+    return np.asarray(is_snan_bits(fmt, np.asarray(bits).astype(np.uint64)))
 
 
 def _values(bits: np.ndarray, fmt: Format, daz: bool) -> np.ndarray:
@@ -299,7 +288,7 @@ def _round_integral(v: np.ndarray, mode: Rounding) -> np.ndarray:
 
 
 # SoftFloat 8086-SSE's results for invalid conversions to integers.
-_INT_INVALID = {"i32": 0x80000000, "ui32": 0xFFFFFFFF, "i64": 1 << 63, "ui64": (1 << 64) - 1}
+_INT_INVALID = {t: invalid_int_bits(t) for t in ("i32", "ui32", "i64", "ui64")}
 
 
 def _to_int(a, fmt, ityp, o: Options):
@@ -408,21 +397,9 @@ def expected(function, *ops, options: Options | None = None, fallback=False, **o
     o = _options(options, opts)
     if o.platform is None or not isinstance(fn.result, Format) or fn.result is FP64:
         return _expected(fn, ops, dataclasses.replace(o, platform=None), fallback)
-    # A platform's NaN rules: its policy for this step, then its fresh-NaN pattern.
-    from .platforms import get_platform
-    plat = get_platform(o.platform)
-    z = fn.result
-    rule = plat.nan_rule("cast" if fn.op == "convert" else "result", z)
-    nan = "propagate" if rule in ("propagate", "keep") else rule
-    res, flg = _expected(fn, ops, dataclasses.replace(o, platform=None, nan=nan), fallback)
-    fresh = plat.fresh_nan(z)
-    if nan == "propagate" and fresh != z.default_nan_bits:
-        any_nan = np.zeros(np.shape(res), bool)
-        for x, t in zip(ops, fn.args):
-            if isinstance(t, Format):
-                any_nan |= np.broadcast_to(_is_nan(np.asarray(x), t), any_nan.shape)
-        res = np.where(_is_nan(res, z) & ~any_nan, z.dtype.type(fresh), res)
-    return res, flg
+    # A platform's NaN rules for this step, fresh NaN included, as a kernel policy
+    nan = platform_nan(o.platform, "cast" if fn.op == "convert" else "result", fn.result)
+    return _expected(fn, ops, dataclasses.replace(o, platform=None, nan=nan), fallback)
 
 
 def _expected(fn: Function, ops, o: Options, fallback: bool):

@@ -361,7 +361,7 @@ def make_pol(fmt, mode, extra):
 
 def _same(fmt, p, got, want):
     """Bit equality; fn formats under a non-propagating NaN policy compare NaN
-    results as "both NaN" (core.make_nan keeps the sign there; see the report)."""
+    results as "both NaN" (specialize.make_nan keeps the sign there; see the report)."""
     if got == want:
         return True
     if get_format(fmt).kind == "fn" and p.nan != "propagate":
