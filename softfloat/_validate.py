@@ -30,6 +30,19 @@ def as_values(x, name="x") -> np.ndarray:
     return a
 
 
+def boolean(v, name: str) -> bool:
+    """A boolean option: True/False (or a numpy bool) only. Strings such as "no",
+    numbers and None are refused: a truthy string must never switch a policy on."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+
+
+def optional_boolean(v, name: str):
+    """None (use the context's setting) or a boolean option (see `boolean`)."""
+    return None if v is None else boolean(v, name)
+
+
 def int_view(a: np.ndarray) -> np.ndarray:
     """The bit patterns of a host float array as signed/unsigned ints (no copy)."""
     return a.view({8: np.int64, 4: np.uint32, 2: np.uint16}[a.dtype.itemsize])

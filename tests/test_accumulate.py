@@ -1,4 +1,4 @@
-"""Accumulation models against the slow references in tests/naive.py."""
+"""Accumulation models against the slow references in tests/naive_models.py."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive as N
-import oracle as O
+import naive_models as N
+import exact_reference as O
 import softfloat as sf
 
 # ACCUM_EXAMPLES=1000 python -m pytest tests/test_accumulate.py  for a longer run
