@@ -262,7 +262,7 @@ def _axes(a, axis, where: str) -> tuple:
     if axis is None:
         return tuple(range(a.ndim))
     if isinstance(axis, (bool, np.bool_)) or not isinstance(
-            axis, (int, np.integer, tuple, list)):
+            axis, (int, np.integer, tuple)):
         raise TypeError(f"{where}: axis must be an int, a tuple of ints or None, "
                         f"got {type(axis).__name__}")
     return tuple(sorted(normalize_axis_tuple(axis, a.ndim)))
