@@ -78,6 +78,8 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
         f = get_format(fmt)
         self._bits = V.as_bits(bits, f, "bits")
         self._fmt = f
+        if acc is not None:                  # a bad model fails here, not at the first sum
+            _acc._model(acc, f, "sequential", None, None, None, False, None)
         self._acc = acc
 
     # ---- basic attributes --------------------------------------------------

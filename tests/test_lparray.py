@@ -247,3 +247,11 @@ def test_array_accepts_float_lists():
         [1.0, 2.0, 0.5]
     assert sf.array([[1.0, 2.0], [3.0, 4.0]], "bf16").shape == (2, 2)
     assert sf.array(2.5, "fp16").values() == 2.5
+
+
+def test_bad_accumulation_model_refused_at_construction():
+    for acc, exc in ((3, TypeError), ("bogus", ValueError), (True, TypeError)):
+        with pytest.raises(exc):
+            sf.array([1.0], "fp16", acc=acc)
+        with pytest.raises(exc):
+            sf.LPArray(np.zeros(2, np.uint16), "fp16", acc=acc)
