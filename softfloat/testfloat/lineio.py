@@ -144,7 +144,7 @@ def _parse_slow(data: bytes, fn: Function, types: list, widths: list, first_line
             if not _HEXDIGITS.fullmatch(tok) or len(tok) != w:
                 what = "flags" if t == "flags" else token(t)
                 raise ValueError(f"line {no}: field {j + 1} {tok[:40]!r} is not {w} hex "
-                                 f"digit(s) (a {what} value; no sign, no 0x prefix): "
+                                 f"digit(s) (type {what}; no sign, no 0x prefix): "
                                  f"{line[:80]!r}")
             cols[j].append(int(tok, 16))
         lines.append(no)
