@@ -41,7 +41,7 @@ def type_of(tok: str):
     m = re.fullmatch(r"e(\d+)m(\d+)(fn|fnuz)?", tok)
     if m:
         return get_format(tok)
-    raise ValueError(f"unknown type {tok!r} in a function name; expected one of "
+    raise ValueError(f"unknown type token {tok!r}; expected one of "
                      f"{sorted(TOKENS) + ['f64', 'e<E>m<M>[fn|fnuz]'] + sorted(INT_TYPES)}")
 
 
