@@ -103,7 +103,9 @@ def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
 
 
 def _flag_buffer(n, return_flags):
-    return np.empty(n if return_flags else 1, np.uint8)
+    # every operation with flags asks for this buffer first: the one check that
+    # return_flags is a real boolean (a truthy string must not switch it on)
+    return np.empty(n if V.boolean(return_flags, "return_flags") else 1, np.uint8)
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
@@ -152,10 +154,7 @@ def _unary(op, a, fmt, rounding, return_flags, policies):
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
 
-def _check_bool(v, name):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
+_check_bool = V.boolean
 
 
 _POLICY_DOC = """
@@ -254,7 +253,7 @@ def _fnuz_fixed(x, r, f):
 
 
 def _signop_result(r, return_flags):
-    if return_flags:
+    if V.boolean(return_flags, "return_flags"):
         return r, np.zeros(r.shape, np.uint8)
     return r
 

@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from . import _validate as V
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
@@ -23,6 +24,41 @@ __all__ = ["Context", "getcontext", "setcontext", "localcontext", "OVERFLOW_POLI
 OVERFLOW_POLICIES = ("ieee", "saturate", "nan")
 NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
+
+
+def check_option(name: str, v):
+    """The one validation of a policy value (a Context field or a keyword of a
+    public function); returns it unchanged or raises TypeError/ValueError saying
+    what was expected. Booleans must be real booleans: ``ftz="yes"`` and
+    ``subnormals="no"`` are refused, never read by their truthiness."""
+    if name == "rounding":
+        get_rounding(v)
+    elif name == "subnormals":
+        V.boolean(v, name)
+    elif name in ("ftz", "daz"):
+        V.optional_boolean(v, name)
+    elif name == "overflow":
+        if v is not None and (not isinstance(v, str) or v not in OVERFLOW_POLICIES):
+            raise ValueError(f"unknown overflow policy {v!r}; expected None or one of "
+                             f"{OVERFLOW_POLICIES}")
+    elif name == "tininess":
+        if not isinstance(v, str) or v not in TININESS:
+            raise ValueError(f"unknown tininess {v!r}; expected 'after' or 'before'")
+    elif name == "nan":
+        as_rule(v)                      # ValueError for an unknown policy
+    elif name == "sr_bits":
+        if (not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))
+                or not 1 <= v <= 32):
+            raise ValueError(f"sr_bits must be an integer in [1, 32], got {v!r}")
+    elif name == "seed":
+        if not (v is None or isinstance(v, np.random.Generator)
+                or (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))):
+            raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got "
+                            f"{type(v).__name__}")
+    elif name == "flags":
+        if not isinstance(v, (Flags, int)) or isinstance(v, bool):
+            raise TypeError(f"flags must be a softfloat.Flags value, got {type(v).__name__}")
+    return v
 
 
 @dataclasses.dataclass
@@ -74,12 +110,23 @@ class Context:
     seed: object = None
     flags: Flags = Flags.NONE
 
+    def __setattr__(self, name, value):
+        # Every assignment is validated (construction, localcontext, ctx.x = ...),
+        # so a bad value is refused where it is written, not later where it is used.
+        if name in _FIELDS:
+            check_option(name, value)
+        elif not name.startswith("_"):
+            raise TypeError(f"Context has no attribute {name!r}")
+        object.__setattr__(self, name, value)
+
     def copy(self) -> "Context":
         return dataclasses.replace(self)
 
     def clear_flags(self) -> None:
         self.flags = Flags.NONE
 
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
 
 _current: contextvars.ContextVar = contextvars.ContextVar("softfloat_context")
 
@@ -136,25 +183,21 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
             tininess=None, nan=None, sr_bits=None, seed=None, rng=None) -> Resolved:
     ctx = getcontext()
     r = get_rounding(ctx.rounding if rounding is None else rounding)
-    sub = ctx.subnormals if subnormals is None else subnormals
-    if not isinstance(sub, (bool, np.bool_)):
-        raise TypeError(f"subnormals must be True or False, got {sub!r}")
+    sub = ctx.subnormals if subnormals is None else check_option("subnormals", subnormals)
+    check_option("ftz", ftz)
+    check_option("daz", daz)
     f = ftz if ftz is not None else (ctx.ftz if ctx.ftz is not None else not sub)
     d = daz if daz is not None else (ctx.daz if ctx.daz is not None else not sub)
-    ov = ctx.overflow if overflow is None else overflow
-    if ov is not None and ov not in OVERFLOW_POLICIES:
-        raise ValueError(f"unknown overflow policy {ov!r}; expected one of {OVERFLOW_POLICIES}")
-    tn = ctx.tininess if tininess is None else tininess
-    if tn not in TININESS:
-        raise ValueError(f"unknown tininess {tn!r}; expected 'after' or 'before'")
-    nn = ctx.nan if nan is None else nan
-    as_rule(nn)                         # ValueError for an unknown policy
-    sb = ctx.sr_bits if sr_bits is None else sr_bits
-    if not isinstance(sb, (int, np.integer)) or not 1 <= sb <= 32:
-        raise ValueError(f"sr_bits must be an integer in [1, 32], got {sb!r}")
+    ov = ctx.overflow if overflow is None else check_option("overflow", overflow)
+    tn = ctx.tininess if tininess is None else check_option("tininess", tininess)
+    nn = ctx.nan if nan is None else check_option("nan", nan)
+    sb = ctx.sr_bits if sr_bits is None else check_option("sr_bits", sr_bits)
     if seed is not None and rng is not None:
         raise TypeError("give seed= or rng=, not both")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
+    check_option("seed", sd)
     return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx)
 
 

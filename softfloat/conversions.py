@@ -19,6 +19,7 @@ __all__ = ["to_bits", "from_bits", "quantize", "convert"]
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
+    return_flags = V.boolean(return_flags, "return_flags")
     pol = kernel_policy(res, dst)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
     src = V.writable(V.flat(src_int))
