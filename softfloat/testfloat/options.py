@@ -6,6 +6,7 @@ import dataclasses
 
 from .._validate import boolean
 from ..rounding import Rounding, get_rounding
+from ..specialize import as_rule
 
 __all__ = ["Options", "ROUND_OPTS", "ROUND_NAME"]
 
@@ -57,6 +58,7 @@ class Options:
             raise ValueError("test vectors need a deterministic rounding mode, not stochastic")
         if self.tininess not in ("after", "before"):
             raise ValueError(f"tininess must be 'after' or 'before', got {self.tininess!r}")
+        as_rule(self.nan)                    # ValueError for an unknown NaN policy
         for name in ("exact", "ftz", "daz"):
             object.__setattr__(self, name, boolean(getattr(self, name), name))
         if self.overflow is not None and self.overflow not in ("ieee", "saturate", "nan"):
