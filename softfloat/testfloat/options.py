@@ -32,11 +32,12 @@ class Options:
     rounding : str            TestFloat's -r* options (default nearest_even)
     tininess : 'after'|'before'
     exact : bool              raise inexact when rounding to an integer (-exact)
-    nan : 'propagate'|'canonical'|int
+    nan : 'propagate'|'canonical'|int|softfloat.specialize.NanRule
         NaN result policy: 'propagate' is SoftFloat's 8086-SSE (first NaN operand,
         quieted); fresh NaNs are the format's default NaN (positive, e.g. 0x7E00;
-        an x86 SoftFloat build writes 0xFE00: compare NaNs with -checkNaNs only
-        against a matching policy).
+        an x86 SoftFloat build writes 0xFE00: use NanRule("propagate", "negative")
+        or platform="x86_sse", and compare NaNs with -checkNaNs only against a
+        matching policy).
     ftz, daz : bool            flush subnormal results / read subnormal inputs as zero
     overflow : None|'ieee'|'saturate'|'nan'
     platform : None or a name of softfloat.platforms (``x86_sse``, ``riscv``, ...)
