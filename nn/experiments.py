@@ -360,6 +360,19 @@ def main(argv=None):
                          "parallel launch costs more than it saves)")
     args = ap.parse_args(argv)
     import os
+    known = sorted({cfg.experiment for cfg in experiments(args.quick)} | {5})
+    if args.only is not None:
+        bad = [e for e in args.only if e not in known]
+        if bad or not args.only:
+            ap.error(f"--only: no experiment numbered {bad or '(none given)'}; "
+                     f"the experiments are {known}")
+    if args.json:                        # fail now, not after minutes of training
+        for path in (args.json, args.json.rsplit(".", 1)[0] + ".extra.json"):
+            try:
+                with open(path, "a"):
+                    pass
+            except OSError as e:
+                ap.error(f"--json: cannot write {path}: {e}")
     os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
     try:
         import numba

@@ -174,6 +174,12 @@ class Precision:
             raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
         self.loss_scaling = loss_scaling
         self.loss_scale = float(loss_scale)
+        if loss_scaling != "none":
+            from .scaler import MIN_SCALE
+            s32 = np.float32(self.loss_scale)
+            if not (np.isfinite(s32) and s32 >= MIN_SCALE):
+                raise ValueError(f"loss_scale must be a finite float32 >= 2**-126 "
+                                 f"(nn.scaler.MIN_SCALE), got {loss_scale!r}")
         self.scaler_options = dict(scaler_options or {})
         self.seed = seed
         self.rng = np.random.default_rng(seed)

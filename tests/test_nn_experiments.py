@@ -87,3 +87,15 @@ def test_quick_command_writes_json_and_plots(tmp_path):
     assert by["bf16, no master"]["final_loss"] > by["bf16 + fp32 master"]["final_loss"] + 0.2
     assert by["fp16 small loss, no scaling"]["underflow_fraction"] > 0.9
     assert out["seconds"] < 300
+
+
+def test_bad_command_lines_exit_2_before_running(tmp_path, capsys):
+    """Issue 15 item 11: an unknown experiment number or an unwritable --json path
+    stops the command at once with status 2 and a message."""
+    for argv in (["--only", "9"], ["--only"],
+                 ["--only", "1", "--json", str(tmp_path / "no" / "such" / "dir.json")]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "no experiment numbered [9]" in err and "cannot write" in err
