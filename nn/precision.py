@@ -40,6 +40,17 @@ import contextvars
 import numpy as np
 import softfloat as sf
 
+from . import _round
+
+_FITS: dict = {}
+
+
+def _fits_fast(fmt):
+    r = _FITS.get(fmt)
+    if r is None:
+        r = _FITS[fmt] = _round.fits(fmt)
+    return r
+
 __all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmul", "decode",
            "LOSS_SCALING"]
 
@@ -228,11 +239,14 @@ class Precision:
             return x
         mode = self.rounding if rounding is None else rounding
         x = np.asarray(x)
-        if mode == "stochastic":
-            bits = sf.to_bits(x, fmt, mode, rng=self.rng)
+        if mode == "nearest_even" and _fits_fast(fmt) and x.dtype in (np.float32, np.float64):
+            q = _round.round_values(x, fmt)           # one pass, value to value
         else:
-            bits = sf.to_bits(x, fmt, mode)
-        q = decode(bits, fmt)
+            if mode == "stochastic":
+                bits = sf.to_bits(x, fmt, mode, rng=self.rng)
+            else:
+                bits = sf.to_bits(x, fmt, mode)
+            q = decode(bits, fmt)
         if kind != "value":
             nz = x != 0
             n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))

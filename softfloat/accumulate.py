@@ -122,12 +122,14 @@ from __future__ import annotations
 __all__ = []
 
 import dataclasses
+import functools
 import operator
 
 import numpy as np
 
 from . import _validate as V
-from ._kernels.accum import block_fma, matmul_f32_seq, reduce_program, sum_f32_seq
+from ._kernels.accum import (abs_range_f32, block_fma, matmul_f32_seq, reduce_program,
+                             sum_f32_seq)
 from .context import kernel_policy, random_key, resolve
 from .conversions import convert, from_bits, to_bits
 from .flags import Flags
@@ -400,17 +402,28 @@ def _to_f32(bits: np.ndarray, fin: Format) -> np.ndarray:
         return from_bits(bits, fin).astype(np.float32)
 
 
+@functools.lru_cache(maxsize=None)
 def _f32_fits(fin: Format) -> bool:
     """Every finite value of fin is a binary32 number."""
     return (fin.max <= FP32.max and fin.emin - fin.mbits >= FP32.emin - FP32.mbits
             and fin.mbits <= 23)
 
 
+@functools.lru_cache(maxsize=None)
 def _products_exact(fin: Format) -> bool:
     """Every product of two finite values of fin is exact in binary32 (no overflow,
     no bits below 2**-149, at most 24 significant bits)."""
     return (_f32_fits(fin) and 2 * fin.precision <= 24 and fin.max * fin.max <= FP32.max
             and 2 * (fin.emin - fin.mbits) >= FP32.emin - FP32.mbits)
+
+
+def _ulp_exp_of(vmin, fin: Format) -> int:
+    """The exponent of the ulp of fin at the magnitude vmin (the smallest nonzero
+    |value|; inf when there is none: 0)."""
+    if not np.isfinite(vmin):
+        return 0
+    _, e = np.frexp(np.float64(vmin))
+    return max(int(e) - 1, fin.emin) - fin.mbits
 
 
 def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
@@ -746,11 +759,13 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
     a32 = np.ascontiguousarray(a, np.float32)
     b32 = np.ascontiguousarray(b, np.float32)
     if not _products_exact(fin):
-        amax = float(np.abs(a32).max(initial=0))
-        bmax = float(np.abs(b32).max(initial=0))
+        # products exact for these values? (no overflow; every product's last bit at
+        # or above 2**-149: the smallest ulps of a and b multiply to at least that)
+        amax, amin = abs_range_f32(a32.reshape(-1))
+        bmax, bmin = abs_range_f32(b32.reshape(-1))
         with np.errstate(over="ignore", invalid="ignore"):
-            if not (amax * bmax <= FP32.max
-                    and _min_ulp_exp(a32, fin) + _min_ulp_exp(b32, fin)
+            if not (float(amax) * float(bmax) <= FP32.max
+                    and _ulp_exp_of(amin, fin) + _ulp_exp_of(bmin, fin)
                     >= FP32.emin - FP32.mbits):
                 return None
     if K == 0:

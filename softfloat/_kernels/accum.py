@@ -738,3 +738,20 @@ def sum_f32_seq_chunk(lo, hi, X, out):
 def sum_f32_seq(X, out):
     """`sum_f32_seq_chunk` over all rows of X (rows, K >= 1) on several threads."""
     run_chunks_weighted(sum_f32_seq_chunk, X.shape[0], X.shape[1], X, out)
+
+
+@njit(cache=True, nogil=True)
+def abs_range_f32(x):
+    """(max |x|, smallest nonzero |x|) of a flat float32 array in one pass; NaN
+    for both if x holds a NaN; (0, inf) if every entry is zero."""
+    mx = np.float32(0.0)
+    mn = np.float32(np.inf)
+    nan = False
+    for t in range(x.size):
+        a = np.abs(x[t])
+        nan |= a != a
+        mx = a if a > mx else mx
+        mn = a if (a < mn and a != 0) else mn
+    if nan:
+        return np.float32(np.nan), np.float32(np.nan)
+    return mx, mn
