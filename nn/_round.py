@@ -109,3 +109,26 @@ def round_values(x, fmt):
     run_chunks(kern, x.size, x.reshape(-1), out.reshape(-1), int(fmt.mbits), int(fmt.emin),
                int(fmt.emax))
     return out
+
+
+@njit(cache=True, nogil=True)
+def _count_underflow(x, q):
+    """(number of nonzero x, number of those whose rounded value q is zero), one pass
+    (NaN counts as nonzero, as ``x != 0`` does)."""
+    nz = 0
+    uf = 0
+    for t in range(x.size):
+        a = x[t] != 0
+        nz += a
+        uf += a & (q[t] == 0)
+    return nz, uf
+
+
+def count_underflow(x, q):
+    """`_count_underflow` on two arrays of the same shape (any float dtypes)."""
+    x = np.ascontiguousarray(x).reshape(-1)
+    q = np.ascontiguousarray(q, np.float32).reshape(-1)
+    if x.dtype not in (np.float32, np.float64) or x.size != q.size:
+        raise ValueError("count_underflow: float arrays of one size expected")
+    nz, uf = _count_underflow(x, q)
+    return int(nz), int(uf)

@@ -248,8 +248,11 @@ class Precision:
                 bits = sf.to_bits(x, fmt, mode)
             q = decode(bits, fmt)
         if kind != "value":
-            nz = x != 0
-            n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
+            if x.dtype in (np.float32, np.float64):
+                n, u = _round.count_underflow(x, q)      # one pass
+            else:
+                nz = x != 0
+                n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
             self.grad_nonzero += n
             self.grad_underflow += u
             if kind == "wgrad":

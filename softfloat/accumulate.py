@@ -758,7 +758,8 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
     n = b.shape[1]
     a32 = np.ascontiguousarray(a, np.float32)
     b32 = np.ascontiguousarray(b, np.float32)
-    if not _products_exact(fin):
+    if model.order == "sequential" and not _products_exact(fin):
+        # (blas: no scan; its bound covers products that round in float32)
         # products exact for these values? (no overflow; every product's last bit at
         # or above 2**-149: the smallest ulps of a and b multiply to at least that)
         amax, amin = abs_range_f32(a32.reshape(-1))

@@ -74,3 +74,16 @@ def test_refusals():
         round_values(np.ones(3, np.float32), sf.FP8_E4M3)
     with pytest.raises(TypeError):
         round_values(np.ones(3, np.int32), sf.FP16)
+
+
+def test_count_underflow_equals_numpy():
+    from nn._round import count_underflow
+    rng = np.random.default_rng(4)
+    for dt in (np.float32, np.float64):
+        x = (rng.standard_normal(10001) * 10.0 ** rng.integers(-12, 3, 10001)).astype(dt)
+        x[::7] = 0
+        x[5] = np.nan
+        q = round_values(x, sf.FP16)
+        nz = x != 0
+        assert count_underflow(x, q) == (int(nz.sum()), int((nz & (q == 0)).sum()))
+        assert 0 < count_underflow(x, q)[1] < count_underflow(x, q)[0]
