@@ -55,7 +55,7 @@ __all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmu
            "LOSS_SCALING"]
 
 LOSS_SCALING = ("none", "static", "dynamic")
-ORDERS = ("sequential", "blas")
+ORDERS = ("sequential", "blocked", "blas")
 _UPDATE_ROUNDINGS = ("nearest_even", "stochastic")
 
 
@@ -123,11 +123,16 @@ class Precision:
         (= ``params``), a format name, or a tensor-core preset (``"v100"``,
         ``"a100"``, ``"h100"``, ``"b200"``: matrix products by that GPU's block-FMA
         model with fp32 output, `softfloat.tensor_core`; reductions in fp32).
-    order : {"sequential", "blas"}
+    order : {"sequential", "blocked", "blas"}
         Summation order of matrix products (and fp32 reductions) for a format
-        accumulator: ``"sequential"`` (default; the exact k-order model, bit for bit)
-        or ``"blas"`` (fp32 only: a float32 BLAS product, the fast bounded model of
-        `softfloat.accumulate`; reductions by NumPy's pairwise float32 sum).
+        accumulator: ``"sequential"`` (default; the exact k-order model, bit for bit),
+        ``"blocked"`` (exact: sequential sums of ``block`` consecutive terms, then the
+        sequential sum of the block sums, every addition rounded into the
+        accumulator; Higham's blocked summation) or ``"blas"`` (fp32 only: a float32
+        BLAS product, the fast bounded model of `softfloat.accumulate`; reductions by
+        NumPy's pairwise float32 sum).
+    block : int
+        Block size of ``order="blocked"`` (default 32).
     master_weights : bool
         Keep fp32 master weights in the optimizer (ignored for fp32 storage).
     loss_scaling : {"none", "static", "dynamic"}
@@ -142,7 +147,7 @@ class Precision:
     def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
                  accumulate="fp32", master_weights=False, loss_scaling="none",
                  loss_scale=2.0 ** 16, scaler_options=None, seed=0,
-                 order="sequential"):
+                 order="sequential", block=32):
         self.storage = storage_format(params)
         self.params_name = "fp32" if self.storage is None else self.storage.name
         for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
@@ -154,6 +159,9 @@ class Precision:
         if order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         self.order = order
+        if not isinstance(block, (int, np.integer)) or isinstance(block, bool) or block < 1:
+            raise ValueError(f"block must be a positive int, got {block!r}")
+        self.block = int(block)
         self.tensor_core = None
         key = accumulate.strip().lower() if isinstance(accumulate, str) else None
         if key in ("storage", "params"):
@@ -181,7 +189,8 @@ class Precision:
             self.acc_model = self.tensor_core
         else:
             self.acc_model = sf.Accumulator(sf.FP32 if acc is None else acc,
-                                            "nearest_even", order)
+                                            "nearest_even", order,
+                                            self.block if order == "blocked" else None)
         self.master_weights = bool(master_weights) and self.storage is not None
         if loss_scaling not in LOSS_SCALING:
             raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
@@ -312,6 +321,13 @@ class Precision:
             if self.order == "blas":
                 with np.errstate(invalid="ignore", over="ignore"):
                     s = x32.sum(axis=0, dtype=np.float32)
+            elif self.order == "blocked" and x32.shape[0] > self.block:
+                # block sums (sequential), then their sequential sum: IEEE float32 adds
+                s = None
+                for k0 in range(0, x32.shape[0], self.block):
+                    b = _seq_sum_native32(x32[k0:k0 + self.block])
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        s = b if s is None else s + b
             else:
                 s = _seq_sum_native32(x32)
         elif x2.shape[0] == 0:

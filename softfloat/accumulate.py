@@ -128,8 +128,8 @@ import operator
 import numpy as np
 
 from . import _validate as V
-from ._kernels.accum import (abs_range_f32, block_fma, matmul_f32_seq, reduce_program,
-                             sum_f32_seq)
+from ._kernels.accum import (abs_range_f32, block_fma, matmul_f32_blocked, matmul_f32_seq,
+                             reduce_program, sum_f32_seq)
 from .context import kernel_policy, random_key, resolve
 from .conversions import convert, from_bits, to_bits
 from .flags import Flags
@@ -436,14 +436,15 @@ def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
 
 def _fast_ok(model, fin: Format, res, return_flags) -> bool:
     return (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
-            and isinstance(model.order, str) and model.order == "sequential"
+            and isinstance(model.order, str) and model.order in ("sequential", "blocked")
             and model.products in ("exact", "fused") and not return_flags
             and res.rounding == Rounding.NEAREST_EVEN and not res.ftz and not res.daz
             and res.overflow in (None, "ieee") and _f32_fits(fin))
 
 
-def _fast(A3, B3, has_b, C3, fin: Format, pol):
-    """The native float32 path, or None where it would not be exact."""
+def _fast(A3, B3, has_b, C3, fin: Format, pol, block=None):
+    """The native float32 path (sequential, or blocked with ``block``), or None where
+    it would not be exact."""
     nb, m, K = A3.shape
     has_c = C3 is not None
     av = _to_f32(A3, fin)
@@ -465,7 +466,14 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
         out = np.empty((nb, m, n), np.float32)
         Cf = from_bits(C3, FP32).astype(np.float32) if has_c else np.zeros((1, 1, 1), np.float32)
         with np.errstate(over="ignore", invalid="ignore"):
-            matmul_f32_seq(av, bv, Cf, has_c, out)
+            if block is not None:
+                if has_c:
+                    return None
+                matmul_f32_blocked(av, bv, block, out)
+            else:
+                matmul_f32_seq(av, bv, Cf, has_c, out)
+    elif block is not None:
+        return None
     elif not has_c:
         out = np.empty(nb * m, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -526,7 +534,8 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
             and model.order == "blas":
         return _blas(A3, B3, has_b, C3, fin, res, return_flags, pol), None, 0
     if fast and _fast_ok(model, fin, res, return_flags):
-        bits = _fast(A3, B3, has_b, C3, fin, pol)
+        bits = _fast(A3, B3, has_b, C3, fin, pol,
+                     model.block if model.order == "blocked" else None)
         if bits is not None:
             return bits, None, 0
     # One array type for every format (uint32) keeps the number of compiled
@@ -728,11 +737,12 @@ def _out_format(acc, fin, out_fmt, kw):
 
 def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
     """matmul_values(check=False) for 2-D operands and an fp32 accumulator in
-    sequential or blas order, straight on float32 values (no trip through
+    sequential, blocked or blas order, straight on float32 values (no trip through
     encodings); None where it does not apply. The sequential kernel is the same one
     the encodings path uses (`_fast`): exact products, IEEE float32 additions in k
     order (infinities and NaNs follow IEEE arithmetic, as the model does)."""
-    if set(kw) - {"order", "products"} or kw.get("products") not in (None, "exact", "fused"):
+    if set(kw) - {"order", "products", "block"} or \
+            kw.get("products") not in (None, "exact", "fused"):
         return None
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2
             and b.ndim == 2 and a.dtype in (np.float32, np.float64)
@@ -740,10 +750,10 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
         return None
     if out_fmt is not None and get_format(out_fmt) != FP32:
         return None
-    model = _model(acc, fin, kw.get("order", "sequential"), None, kw.get("products"), None,
-                   False, rounding)
+    model = _model(acc, fin, kw.get("order", "sequential"), kw.get("block"),
+                   kw.get("products"), None, False, rounding)
     if not (isinstance(model, Accumulator) and model.fmt == FP32 and isinstance(model.order, str)
-            and model.order in ("sequential", "blas")
+            and model.order in ("sequential", "blas", "blocked")
             and model.products in ("exact", "fused")):
         return None
     res = _resolve_for(model, rounding, {})
@@ -758,7 +768,7 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
     n = b.shape[1]
     a32 = np.ascontiguousarray(a, np.float32)
     b32 = np.ascontiguousarray(b, np.float32)
-    if model.order == "sequential" and not _products_exact(fin):
+    if model.order != "blas" and not _products_exact(fin):
         # (blas: no scan; its bound covers products that round in float32)
         # products exact for these values? (no overflow; every product's last bit at
         # or above 2**-149: the smallest ulps of a and b multiply to at least that)
@@ -775,7 +785,10 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
         if model.order == "blas":
             return np.matmul(a32, b32)
         out = np.empty((1, m, n), np.float32)
-        matmul_f32_seq(a32[None], b32[None], np.zeros((1, 1, 1), np.float32), False, out)
+        if model.order == "blocked":
+            matmul_f32_blocked(a32[None], b32[None], model.block, out)
+        else:
+            matmul_f32_seq(a32[None], b32[None], np.zeros((1, 1, 1), np.float32), False, out)
     return out[0]
 
 

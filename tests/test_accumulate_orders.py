@@ -91,3 +91,27 @@ def test_values_entry_point_checks():
         sf.matmul_values(np.ones((2, 2)), np.ones((2, 2)), "fp16", out_dtype=np.float16)
     r = sf.matmul_values(np.ones((2, 0)), np.ones((0, 3)), "fp16", acc="fp32", check=False)
     assert r.shape == (2, 3) and not r.any()
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e5m2"])
+@pytest.mark.parametrize("block", [1, 3, 16, 64, 500])
+def test_blocked_native_kernel_equals_integer_kernel(fmt, block):
+    """The native float32 blocked kernel (fast path) against the integer program
+    kernel (return_flags=True takes it), bit for bit; and the values entry point."""
+    rng = np.random.default_rng(block)
+    differs = False
+    for m, k, n in ((3, 1, 4), (5, 70, 6), (2, 257, 33)):
+        a = _vals(rng, (m, k), fmt, 8.0)
+        b = _vals(rng, (k, n), fmt)
+        A, B = sf.to_bits(a, fmt), sf.to_bits(b, fmt)
+        fast = sf.matmul(A, B, fmt, acc="fp32", order="blocked", block=block)
+        slow, _ = sf.matmul(A, B, fmt, acc="fp32", order="blocked", block=block,
+                            return_flags=True)
+        np.testing.assert_array_equal(fast, slow)
+        vals = sf.matmul_values(a.astype(np.float32), b.astype(np.float32), fmt, acc="fp32",
+                                order="blocked", block=block, check=False,
+                                out_dtype=np.float32)
+        np.testing.assert_array_equal(vals, sf.from_bits(slow, "fp32"))
+        differs |= bool((sf.matmul(A, B, fmt, acc="fp32") != fast).any())
+    if block in (3, 16, 64) and fmt != "fp8_e5m2":   # (e5m2 sums are exact in fp32 here)
+        assert differs

@@ -340,3 +340,24 @@ def test_policy_validation():
         storage_format(sf.Format("e8m23fn", 8, 23, kind="fn"))   # beyond float32's range
     with pytest.raises(ValueError):
         nn.SGD([Tensor(np.ones(2, np.float32), requires_grad=True)], lr=0.0)
+
+
+def test_blocked_order_matches_softfloat_program():
+    """Precision(order="blocked"): matrix products and reductions equal softfloat's
+    blocked program (integer kernel) bit for bit."""
+    rng = np.random.default_rng(21)
+    f = sf.FP16
+    P = Precision("fp16", order="blocked", block=8)
+    a, b = lp_values(rng, (7, 100), f, scale=4.0), lp_values(rng, (100, 5), f)
+    got = lp_matmul(a, b, f, None, P, final=False)
+    ref, _ = sf.matmul(sf.to_bits(a, f), sf.to_bits(b, f), f,
+                       acc=sf.Accumulator("fp32", "nearest_even", "blocked", 8),
+                       return_flags=True)
+    np.testing.assert_array_equal(got, sf.from_bits(ref, "fp32"))
+    x2 = lp_values(rng, (100, 6), f, scale=100.0)
+    s = P.seq_sum(x2, f, final=False)
+    ref, _ = sf.sum(sf.to_bits(np.ascontiguousarray(x2.T), f), f, axis=-1,
+                    acc=sf.Accumulator("fp32", "nearest_even", "blocked", 8), return_flags=True)
+    np.testing.assert_array_equal(s, sf.from_bits(ref, "fp32"))
+    with pytest.raises(ValueError):
+        Precision("fp16", order="blocked", block=0)

@@ -755,3 +755,48 @@ def abs_range_f32(x):
     if nan:
         return np.float32(np.nan), np.float32(np.nan)
     return mx, mn
+
+
+@njit(cache=True, nogil=True)
+def matmul_f32_blocked_chunk(lo, hi, A, B, block, out):
+    """Native float32 blocked order, rows [lo, hi) (linear over (nb, m)): each
+    block of ``block`` consecutive k is summed sequentially (from its first exact
+    product), then the block sums are summed sequentially, every addition an IEEE
+    float32 RNE addition: Higham's blocked summation, the same tree as
+    `softfloat.accumulate`'s ``order="blocked"`` program (a block of one term
+    enters as that term), so with exact products it equals that model bit for bit.
+    Vectorised over j; the k order within each output is kept."""
+    nb, m, K = A.shape
+    n = B.shape[2]
+    tot = np.empty(n, np.float32)
+    blk = np.empty(n, np.float32)
+    for lin in range(lo, hi):
+        bt = lin // m
+        i = lin - bt * m
+        for k0 in range(0, K, block):
+            k1 = min(K, k0 + block)
+            a0 = A[bt, i, k0]
+            b0 = B[bt, k0]
+            for j in range(n):
+                blk[j] = a0 * b0[j]
+            for k in range(k0 + 1, k1):
+                a = A[bt, i, k]
+                brow = B[bt, k]
+                for j in range(n):
+                    blk[j] = blk[j] + a * brow[j]
+            if k0 == 0:
+                for j in range(n):
+                    tot[j] = blk[j]
+            else:
+                for j in range(n):
+                    tot[j] = tot[j] + blk[j]
+        for j in range(n):
+            out[bt, i, j] = tot[j]
+    return 0
+
+
+def matmul_f32_blocked(A, B, block, out):
+    """`matmul_f32_blocked_chunk` over all rows on several threads (K >= 1)."""
+    nb, m, K = A.shape
+    run_chunks_weighted(matmul_f32_blocked_chunk, nb * m, K * B.shape[2], A, B, int(block),
+                        out)
