@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from softfloat._parallel import run_chunks
+from softfloat._parallel import MIN_PARALLEL, run_chunks
 
 
 @njit(cache=True, nogil=True)
@@ -106,8 +106,11 @@ def round_values(x, fmt):
                          f"float32")
     out = np.empty(x.shape, np.float32)
     kern = _round_f32_chunk if x.dtype == np.float32 else _round_f64_chunk
-    run_chunks(kern, x.size, x.reshape(-1), out.reshape(-1), int(fmt.mbits), int(fmt.emin),
-               int(fmt.emax))
+    args = (x.reshape(-1), out.reshape(-1), int(fmt.mbits), int(fmt.emin), int(fmt.emax))
+    if x.size < MIN_PARALLEL:
+        kern(0, x.size, *args)                    # small: no thread-pool round trip
+    else:
+        run_chunks(kern, x.size, *args)
     return out
 
 

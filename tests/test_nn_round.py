@@ -87,3 +87,19 @@ def test_count_underflow_equals_numpy():
         nz = x != 0
         assert count_underflow(x, q) == (int(nz.sum()), int((nz & (q == 0)).sum()))
         assert 0 < count_underflow(x, q)[1] < count_underflow(x, q)[0]
+
+
+def test_fused_update_count_equals_numpy():
+    from nn.optim import _add_count
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal(20000).astype(np.float32)
+    d = (rng.standard_normal(20000) * 10.0 ** rng.integers(-12, 0, 20000)).astype(np.float32)
+    d[::5] = 0
+    d[3] = np.nan
+    new = np.empty_like(w)
+    nz, lost = _add_count(w, d, new)
+    want = w + d
+    assert np.array_equal(new, want, equal_nan=True)
+    moved = d != 0
+    assert (nz, lost) == (int(moved.sum()), int((moved & (want == w)).sum()))
+    assert 0 < lost < nz
