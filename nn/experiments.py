@@ -449,7 +449,7 @@ def plots(records, acc_rows, grads, outdir):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nn.experiments", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer epochs (a few minutes)")
+    ap.add_argument("--quick", action="store_true", help="fewer epochs (under a minute on 2 cores)")
     ap.add_argument("--json", metavar="PATH", help="write the run records here")
     ap.add_argument("--plots", metavar="DIR", help="write PNG plots here (matplotlib)")
     ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run")
@@ -469,11 +469,14 @@ def main(argv=None):
                      f"the experiments are {known}")
     if args.json:                        # fail now, not after minutes of training
         for path in (args.json, args.json.rsplit(".", 1)[0] + ".extra.json"):
+            existed = os.path.exists(path)
             try:
                 with open(path, "a"):
                     pass
             except OSError as e:
                 ap.error(f"--json: cannot write {path}: {e}")
+            if not existed:
+                os.remove(path)              # leave nothing behind if the run fails
     os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
     try:
         import numba
