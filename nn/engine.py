@@ -42,6 +42,22 @@ def _as_array(data):
     return a.astype(np.float32)      # Python numbers and lists: float32, like torch
 
 
+def _keep_where(mask, g):
+    """``np.where(mask, g, +0)`` in g's dtype, bit for bit, without branches: the
+    encodings of g AND-ed with all-ones where ``mask`` (np.where on a random mask
+    is about 20x slower: a branch per element)."""
+    g = np.ascontiguousarray(g)
+    if g.dtype == np.float32:
+        u = np.uint32
+    elif g.dtype == np.float64:
+        u = np.uint64
+    else:
+        return np.where(mask, g, g.dtype.type(0))
+    keep = mask.astype(u)
+    keep *= u(-1 & (2 ** (8 * g.itemsize) - 1))           # 0 or all ones
+    return (g.view(u) & keep).view(g.dtype)
+
+
 class Tensor:
     """An array with a gradient.
 
@@ -164,7 +180,7 @@ class Tensor:
                          (self,), "relu", self.fmt)          # exact in every format
 
         def _backward():
-            self._accumulate(np.where(self.data > 0, out.grad, 0).astype(out.grad.dtype), P)
+            self._accumulate(_keep_where(self.data > 0, out.grad), P)
         out._backward = _backward
         return out
 

@@ -217,3 +217,17 @@ def test_backward_uses_the_forward_policy():
     # the gradients were rounded and counted by the bf16 policy in both cases (before
     # the fix, a backward outside the block counted them on the default policy: 0)
     assert n_out == n_in > 0
+
+
+def test_keep_where_equals_np_where_bitwise():
+    from nn.engine import _keep_where
+    rng = np.random.default_rng(2)
+    for dt in (np.float32, np.float64):
+        g = rng.standard_normal((37, 29)).astype(dt)
+        g[::3, ::2] = -0.0
+        g[1, 1] = np.nan
+        m = rng.random((37, 29)) < 0.5
+        want = np.where(m, g, dt(0))
+        got = _keep_where(m, g)
+        assert got.dtype == dt
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
