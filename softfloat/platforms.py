@@ -45,7 +45,7 @@ from .formats import FP32, Format, get_format
 __all__ = [
     "Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
     "platform_op", "platform_to_bits", "platform_convert", "platform_sum",
-    "platform_mean", "platform_matmul",
+    "platform_mean", "platform_matmul", "platform_cumsum", "register_model",
 ]
 
 # Operations `platform_op` knows, with their arity (tensors and scalars together).
@@ -740,7 +740,42 @@ def _reduce_add(env: _Env, x: np.ndarray, order: str) -> np.ndarray:
     return acc
 
 
-def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
+# --------------------------------------------------------------------------
+# Model hook: a platform whose reduction order is transcribed (softfloat.torch_models)
+# registers functions here; platform_sum & co. call them when no order is forced.
+# --------------------------------------------------------------------------
+_MODELS: dict = {}
+_MODEL_MODULES = {"torch_cpu": "softfloat.torch_models"}
+
+
+def register_model(platform: str, op: str, fn) -> None:
+    """Register ``fn`` as the bit-exact model of ``op`` (``"sum"``, ``"mean"``,
+    ``"cumsum"``, ``"matmul"``) on ``platform``; it is called as
+    ``fn(bits, fmt, **kw)`` (matmul: ``fn(a, b, fmt, **kw)``)."""
+    if op not in ("sum", "mean", "cumsum", "matmul"):
+        raise ValueError(f"register_model: unknown op {op!r}")
+    _MODELS[(str(platform), op)] = fn
+
+
+def _model_for(plat: Platform, op: str):
+    mod = _MODEL_MODULES.get(plat.name)
+    if mod is not None and (plat.name, op) not in _MODELS:
+        import importlib
+        importlib.import_module(mod)           # registers its models on import
+    return _MODELS.get((plat.name, op))
+
+
+def platform_cumsum(bits, fmt, axis, platform=None, **kw) -> np.ndarray:
+    """Cumulative sum along ``axis`` by the platform's registered model
+    (``torch_cpu``: sequential in the accumulate type, each output rounded)."""
+    plat = get_platform(platform)
+    fn = _model_for(plat, "cumsum")
+    if fn is None:
+        raise ValueError(f"platform {plat.name!r} has no cumsum model")
+    return fn(bits, fmt, axis, **kw)
+
+
+def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
     """Sum of ``fmt`` encodings along ``axis`` (None: all), accumulated in the
     platform's ``reduction.accumulate`` format starting from +0, in ``order``
     (default: the platform's when it is ``sequential``/``pairwise``, else
@@ -749,6 +784,11 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
     is exact), rounded once to ``fmt``."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = _model_for(plat, "sum") if order is None else None
+    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+        return fn(bits, f, axis, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
@@ -760,11 +800,17 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
     return env.result(_reduce_add(env, np.ascontiguousarray(x), order))
 
 
-def platform_mean(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
+def platform_mean(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
     """Mean: `platform_sum` in the accumulate format, then ``sum / N`` or
-    ``sum * RN(1/N)`` (``reduction.mean``), rounded once to ``fmt``."""
+    ``sum * RN(1/N)`` (``reduction.mean``), rounded once to ``fmt`` (or the
+    platform's registered model when ``order`` is not forced)."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = _model_for(plat, "mean") if order is None else None
+    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+        return fn(bits, f, axis, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
@@ -782,12 +828,22 @@ def platform_mean(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray
     return env.result(m)
 
 
-def platform_matmul(a, b, fmt, platform=None) -> np.ndarray:
-    """``a @ b`` for 2-D arrays of ``fmt`` encodings: products and sums in the
-    platform's accumulate format (fma, sequential over k), rounded once to ``fmt``.
-    A model of cuBLAS/CPU GEMM to bound against, not a transcription of their order."""
+def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
+    """``a @ b`` for 2-D arrays of ``fmt`` encodings: the platform's registered
+    model (``torch_cpu``: `softfloat.torch_models.torch_cpu_matmul`, fp16/bf16,
+    m, n >= 2) unless ``order="sequential"`` is forced; otherwise products and
+    sums in the platform's accumulate format (fma, sequential over k), rounded
+    once to ``fmt`` -- a model to bound against, not a transcription."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = _model_for(plat, "matmul") if order is None else None
+    if (fn is not None and f.name in ("fp16", "bf16") and np.ndim(a) == 2 and np.ndim(b) == 2
+            and np.shape(a)[0] >= 2 and np.shape(b)[1] >= 2):
+        return fn(a, b, f, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
+    if order not in (None, "sequential"):
+        raise ValueError(f"order must be None or 'sequential', got {order!r}")
     A, B = V.as_bits(a, f), V.as_bits(b, f)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"matmul needs 2-D operands with matching inner dimension, got "

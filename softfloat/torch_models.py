@@ -66,7 +66,8 @@ from . import _validate as V
 from .conversions import from_bits, to_bits
 from .formats import get_format
 
-__all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "cascade_order",
+__all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
+           "matmul_path", "MKLDNN_MIN_SIZE", "cascade_order",
            "TORCH_CPU_WIDTHS", "GRAIN_SIZE"]
 
 #: torch's TensorIterator grain: below this many elements a reduction runs on one thread
@@ -560,3 +561,166 @@ def _tree_row_sum(items, L):
     for k in range(1, 4):
         p0 = [_add(p0[lane], parts[k][lane]) for lane in range(L)]
     return p0[0] if L == 1 else p0
+
+
+# ---------------------------------------------------------------------------
+# matmul / mm / linear for half and bfloat16
+# ---------------------------------------------------------------------------
+#: oneDNN takes bfloat16 products with m * n * k above this (torch's
+#: mkldnn_gemm_min_size, 16 * 16 * 16) on CPUs with bf16 support
+MKLDNN_MIN_SIZE = 16 * 16 * 16
+
+
+def _ilp4_dot(A, B, C0):
+    """cpublas gemm for reduced types (BlasKernel.cpp ``sum`` with 4 partial
+    sums): products in float32 (exact for half and bfloat16 inputs whose products
+    stay in float32's normal range), partial sum ``l % 4``, tail into partial 0,
+    then p0 + p1 + p2 + p3; then ``c = dot`` or ``c = c + dot`` (bias) in float32."""
+    m, k = A.shape
+    n = B.shape[1]
+    part = np.zeros((4, m, n))
+    k4 = (k // 4) * 4
+    for l in range(0, k4, 4):
+        for q in range(4):
+            part[q] = _f32(part[q] + _f32(A[:, l + q, None] * B[None, l + q, :]))
+    p0 = part[0]
+    for l in range(k4, k):
+        p0 = _f32(p0 + _f32(A[:, l, None] * B[None, l, :]))
+    for q in range(1, 4):
+        p0 = _f32(p0 + part[q])
+    if C0 is not None:
+        p0 = _f32(C0 + p0)
+    return p0
+
+
+def _flush32(v):
+    """Float32 subnormals to zero (the avx512_bf16 dot product flushes them)."""
+    tiny = np.float64(2.0 ** -126)
+    return np.where(np.abs(v) < tiny, 0.0 * np.sign(v), v)
+
+
+def _dpbf16_dot(A, B, C0):
+    """oneDNN bfloat16 GEMM on avx512_bf16 (vdpbf16ps), as the probe finds it: one
+    float32 accumulator per output; for each pair of k indices (2i, 2i+1) it adds
+    the odd product, then the even one, each addition rounded to nearest even
+    with subnormal inputs and results flushed to zero; an odd k is padded with a
+    zero product. The bias (linear) is added last in float32."""
+    m, k = A.shape
+    n = B.shape[1]
+    A = _flush32(A)
+    B = _flush32(B)
+    acc = np.zeros((m, n))
+    for l in range(0, k, 2):
+        for q in (l + 1, l):
+            if q < k:
+                acc = _flush32(_f32(acc + _flush32(_f32(A[:, q, None] * B[None, q, :]))))
+    if C0 is not None:
+        acc = _f32(C0 + acc)
+    return acc
+
+
+def _reduce8(v):
+    """vec_reduce_all over 8 float lanes (AVX2 shuffles): lanes l + l+4, then
+    + l+2, then + l+1. ``v`` (..., 8) -> (...)."""
+    v = _f32(v[..., :4] + v[..., 4:])
+    v = _f32(v[..., :2] + v[..., 2:])
+    return _f32(v[..., 0] + v[..., 1])
+
+
+def _fp16_dot(A, B, C0):
+    """fp16_dot_with_fp32_arith (ReducedPrecisionFloatGemvFastPathKernel.cpp, x86
+    AVX2 widths): 64-element iterations into 8 registers x 8 float lanes by fma
+    (element e of an iteration: register e // 8, lane e % 8; products exact), the
+    registers reduced r + r+4, r + r+2, r + r+1, then the lanes (`_reduce8`);
+    then 16-element vectors into one 8-lane tail register (low half, then high
+    half), reduced and added; then the last k % 16 products **rounded to half**
+    (``Half * Half`` is a Half in c10) added one by one."""
+    m, k = A.shape
+    n = B.shape[1]
+    k64 = k & ~63
+    k16 = k & ~15
+    R = np.zeros((m, n, 8, 8))
+    for c in range(0, k64, 64):
+        for e in range(64):
+            R[:, :, e // 8, e % 8] = _f32(R[:, :, e // 8, e % 8]
+                                          + A[:, c + e, None] * B[None, c + e, :])
+    R = _f32(R[:, :, :4] + R[:, :, 4:])
+    R = _f32(R[:, :, :2] + R[:, :, 2:])
+    R = _f32(R[:, :, 0] + R[:, :, 1])
+    acc = _reduce8(R)
+    T = np.zeros((m, n, 8))
+    for j in range(k64, k16, 16):
+        for h in (0, 8):
+            for lane in range(8):
+                q = j + h + lane
+                T[:, :, lane] = _f32(T[:, :, lane] + A[:, q, None] * B[None, q, :])
+    acc = _f32(acc + _reduce8(T))
+    for q in range(k16, k):
+        p = from_bits(to_bits(_f32(A[:, q, None] * B[None, q, :]), "fp16"), "fp16")
+        acc = _f32(acc + p)
+    if C0 is not None:
+        acc = _f32(C0 + acc)
+    return acc
+
+
+def _k_contiguous(b) -> bool:
+    """b (k, n) stored with k contiguous (a transposed view of an (n, k) array)."""
+    return b.shape[0] > 1 and b.strides[0] == b.itemsize and b.strides[1] >= b.shape[0] * b.itemsize
+
+
+def matmul_path(m: int, k: int, n: int, fmt, b_k_contiguous: bool = False) -> str:
+    """Which torch 2.13 CPU kernel takes an (m, k) @ (k, n) product of ``fmt``:
+    ``"onednn_bf16"`` (bfloat16, m * n * k > 4096), ``"fp16_dot"`` (half with
+    ``b`` stored k-contiguous, as ``linear``'s ``w.T``) or ``"cpublas"``."""
+    f = get_format(fmt)
+    if f.name == "bf16" and m * n * k > MKLDNN_MIN_SIZE:
+        return "onednn_bf16"
+    return "cpublas"
+
+
+def torch_cpu_matmul(a, b, fmt, *, bias=None):
+    """torch.mm(a, b) (and ``torch.nn.functional.linear(x, w, bias)`` as
+    ``a = x``, ``b = w.T`` -- pass the transposed view: the kernel depends on
+    the memory layout of ``b``) of 2-D encodings of ``fmt`` (fp16 or bf16) on torch
+    2.13 CPU with m, n >= 2: see `matmul_path`. ``bias``: encodings of ``fmt``
+    broadcast over the rows (shape (n,)). Returns encodings of ``fmt``."""
+    f = get_format(fmt)
+    if f.name not in ("fp16", "bf16"):
+        raise ValueError(f"torch_cpu_matmul models fp16 and bf16, not {f.name}")
+    A = V.as_bits(a, f, "a")
+    B = V.as_bits(b, f, "b")
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError(f"torch_cpu_matmul needs (m, k) and (k, n) operands, got {A.shape} "
+                         f"and {B.shape}")
+    m, k = A.shape
+    n = B.shape[1]
+    if m < 2 or n < 2:
+        raise ValueError("torch_cpu_matmul covers m, n >= 2 (matrix-vector products take "
+                         "torch's gemv kernels, which are not modelled)")
+    Av, Bv = from_bits(A, f), from_bits(B, f)
+    C0 = None
+    if bias is not None:
+        bb = V.as_bits(bias, f, "bias")
+        if bb.shape != (n,):
+            raise ValueError(f"bias must have shape ({n},), got {bb.shape}")
+        C0 = np.broadcast_to(from_bits(bb, f), (m, n))
+    with np.errstate(over="ignore", invalid="ignore"):
+        path = matmul_path(m, k, n, f, _k_contiguous(B))
+        if path == "onednn_bf16":
+            acc = _dpbf16_dot(Av, Bv, C0)
+        elif path == "fp16_dot":
+            acc = _fp16_dot(Av, Bv, C0)
+        else:
+            acc = _ilp4_dot(Av, Bv, C0)
+    return _round_out(acc, f)
+
+
+def _register():
+    from .platforms import register_model
+    register_model("torch_cpu", "sum", torch_cpu_sum)
+    register_model("torch_cpu", "mean", torch_cpu_mean)
+    register_model("torch_cpu", "cumsum", torch_cpu_cumsum)
+    register_model("torch_cpu", "matmul", torch_cpu_matmul)
+
+
+_register()
