@@ -475,7 +475,9 @@ def torch_cpu_cumsum(x, fmt, axis):
     if b.ndim == 0:
         return _round_out(from_bits(b, f), f)
     ax = _axes(axis, b.ndim)[0]
-    v = np.moveaxis(from_bits(b, f), ax, -1)
+    v = np.moveaxis(from_bits(b, f), ax, -1).copy()
+    # the running sum starts at +0: 0 + (-0) = +0 (then a sequential float sum)
+    v[..., :1] = v[..., :1] + 0.0
     if f.name == "fp32":
         c = np.cumsum(v, axis=-1)                       # float64, sequential
     else:
@@ -628,13 +630,14 @@ def _reduce8(v):
 
 
 def _fp16_dot(A, B, C0):
-    """fp16_dot_with_fp32_arith (ReducedPrecisionFloatGemvFastPathKernel.cpp, x86
+    """fp16_dot_with_fp32_arith (ReducedPrecisionFloatGemvFastPathKernel.cpp; bfloat16
+    takes the same structure, as the probe shows) at x86
     AVX2 widths): 64-element iterations into 8 registers x 8 float lanes by fma
     (element e of an iteration: register e // 8, lane e % 8; products exact), the
     registers reduced r + r+4, r + r+2, r + r+1, then the lanes (`_reduce8`);
     then 16-element vectors into one 8-lane tail register (low half, then high
-    half), reduced and added; then the last k % 16 products **rounded to half**
-    (``Half * Half`` is a Half in c10) added one by one."""
+    half), reduced and added; then the last k % 16 products added one by one
+    (exact products: the random cross-check finds no rounding of them to half)."""
     m, k = A.shape
     n = B.shape[1]
     k64 = k & ~63
@@ -656,26 +659,66 @@ def _fp16_dot(A, B, C0):
                 T[:, :, lane] = _f32(T[:, :, lane] + A[:, q, None] * B[None, q, :])
     acc = _f32(acc + _reduce8(T))
     for q in range(k16, k):
-        p = from_bits(to_bits(_f32(A[:, q, None] * B[None, q, :]), "fp16"), "fp16")
-        acc = _f32(acc + p)
+        acc = _f32(acc + A[:, q, None] * B[None, q, :])
     if C0 is not None:
         acc = _f32(C0 + acc)
     return acc
 
 
-def _k_contiguous(b) -> bool:
-    """b (k, n) stored with k contiguous (a transposed view of an (n, k) array)."""
-    return b.shape[0] > 1 and b.strides[0] == b.itemsize and b.strides[1] >= b.shape[0] * b.itemsize
+def _seq_dot(A, B, C0):
+    """gemm_transb_ for reduced types (``a`` stored k-major): one float32
+    accumulator per output, products added in k order (as the probe finds it);
+    the bias added last in float32."""
+    m, k = A.shape
+    n = B.shape[1]
+    acc = np.zeros((m, n))
+    for q in range(k):
+        acc = _f32(acc + A[:, q, None] * B[None, q, :])
+    if C0 is not None:
+        acc = _f32(C0 + acc)
+    return acc
 
 
-def matmul_path(m: int, k: int, n: int, fmt, b_k_contiguous: bool = False) -> str:
-    """Which torch 2.13 CPU kernel takes an (m, k) @ (k, n) product of ``fmt``:
-    ``"onednn_bf16"`` (bfloat16, m * n * k > 4096), ``"fp16_dot"`` (half with
-    ``b`` stored k-contiguous, as ``linear``'s ``w.T``) or ``"cpublas"``."""
+def _transposes(a, b):
+    """torch's addmm_impl_cpu_ reading of the operands' layouts for a row-major
+    result (``transpose_c``): returns (transa, transb) of the cpublas call, whose
+    ``a`` is torch's ``b`` and whose ``b`` is torch's ``a``. A layout that is
+    neither is copied to row-major (False)."""
+    m, k = a.shape
+    n = b.shape[1]
+    item = a.itemsize
+    sa = [s // item for s in a.strides]
+    sb = [s // item for s in b.strides]
+    if sb[1] == 1 and sb[0] >= max(1, n):
+        ta = False
+    elif sb[0] == 1 and sb[1] >= max(1, k):
+        ta = True
+    else:
+        ta = False
+    if sa[1] == 1 and sa[0] >= max(1, k):
+        tb = False
+    elif sa[0] == 1 and sa[1] >= max(1, m):
+        tb = True
+    else:
+        tb = False
+    return ta, tb
+
+
+def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool = False) -> str:
+    """Which torch 2.13 CPU kernel takes an (m, k) @ (k, n) product of ``fmt``
+    (``transa``/``transb`` as `_transposes` reads the layouts): ``"onednn_bf16"``
+    (bfloat16, m * n * k > 4096, any layout), ``"dot"`` (``b`` stored k-contiguous,
+    as ``linear``'s ``w.T``: the vectorised fp32-arithmetic dot product),
+    ``"sequential"`` (``a`` stored k-major) or ``"ilp4"`` (both row-major or both
+    transposed)."""
     f = get_format(fmt)
     if f.name == "bf16" and m * n * k > MKLDNN_MIN_SIZE:
         return "onednn_bf16"
-    return "cpublas"
+    if transa and not transb:
+        return "dot"
+    if transb and not transa:
+        return "sequential"
+    return "ilp4"
 
 
 def torch_cpu_matmul(a, b, fmt, *, bias=None):
@@ -705,11 +748,13 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
             raise ValueError(f"bias must have shape ({n},), got {bb.shape}")
         C0 = np.broadcast_to(from_bits(bb, f), (m, n))
     with np.errstate(over="ignore", invalid="ignore"):
-        path = matmul_path(m, k, n, f, _k_contiguous(B))
+        path = matmul_path(m, k, n, f, *_transposes(A, B))
         if path == "onednn_bf16":
             acc = _dpbf16_dot(Av, Bv, C0)
-        elif path == "fp16_dot":
+        elif path == "dot":
             acc = _fp16_dot(Av, Bv, C0)
+        elif path == "sequential":
+            acc = _seq_dot(Av, Bv, C0)
         else:
             acc = _ilp4_dot(Av, Bv, C0)
     return _round_out(acc, f)

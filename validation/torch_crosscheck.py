@@ -761,12 +761,13 @@ class Runner:
                 if dt == "float32":
                     continue
                 r = Result("model_matmul", dt, True, False,
-                           "mm / linear (with and without bias) on random (m,k,n), m,n in [2,64], "
-                           "k in [1,300]; layouts claimed exact: fp16 with both operands "
-                           "row-major; bf16 any layout (bias on the oneDNN path: 1 thread)")
-                rb = Result("model_matmul_other_layouts", dt, False, False,
-                            "fp16 mm with a transposed operand (linear's weight layout): "
-                            "a kernel whose order is not identified; bounded", bounded=True)
+                           "mm (a, b row-major or transposed), addmm with bias, linear with "
+                           "and without bias, on random (m,k,n): m,n in [2,64], k in [1,300]; "
+                           "bias on bf16's oneDNN path claimed with 1 thread only")
+                rb = Result("model_matmul_unclaimed", dt, False, False,
+                            "bf16 oneDNN path (m*n*k > 4096) with a bias and 2 threads: "
+                            "one unreproduced 1-ulp difference was seen once; bounded",
+                            bounded=True)
                 count = 0
                 for _ in range(self.n(1000, 20)):
                     m, n = (int(v) for v in self.rng.integers(2, 65, 2))
@@ -776,34 +777,42 @@ class Runner:
                     a = self._model_values(f, m * k).reshape(m, k)
                     bt = self._model_values(f, n * k).reshape(n, k)
                     bias = self._model_values(f, n)
-                    layout = self.rng.choice(["rowmajor", "linear", "linear_bias", "bias_rowmajor"])
+                    layout = str(self.rng.choice(["rowmajor", "a_T", "both_T", "linear",
+                                                  "linear_bias", "bias_rowmajor"]))
                     ta, tbt = to_torch(a, dt, "cpu"), to_torch(bt, dt, "cpu")
+                    b = np.ascontiguousarray(bt.T)
+                    tb = to_torch(b, dt, "cpu")
+                    aT = np.ascontiguousarray(a.T)
+                    taT = to_torch(aT, dt, "cpu")
+                    use_bias = "bias" in layout
                     if layout == "rowmajor":
-                        b = np.ascontiguousarray(bt.T)
-                        got = from_torch(ta @ to_torch(b, dt, "cpu"))
-                        exp = TM.torch_cpu_matmul(a, b, f)
+                        got, exp = from_torch(ta @ tb), TM.torch_cpu_matmul(a, b, f)
+                    elif layout == "a_T":
+                        got, exp = from_torch(taT.t() @ tb), TM.torch_cpu_matmul(aT.T, b, f)
+                    elif layout == "both_T":
+                        got = from_torch(taT.t() @ tbt.t())
+                        exp = TM.torch_cpu_matmul(aT.T, bt.T, f)
                     elif layout == "bias_rowmajor":
-                        b = np.ascontiguousarray(bt.T)
-                        got = from_torch(t.addmm(to_torch(bias, dt, "cpu"), ta, to_torch(b, dt, "cpu")))
+                        got = from_torch(t.addmm(to_torch(bias, dt, "cpu"), ta, tb))
                         exp = TM.torch_cpu_matmul(a, b, f, bias=bias)
                     else:
-                        wb = to_torch(bias, dt, "cpu") if layout == "linear_bias" else None
+                        wb = to_torch(bias, dt, "cpu") if use_bias else None
                         got = from_torch(t.nn.functional.linear(ta, tbt, wb))
-                        exp = TM.torch_cpu_matmul(a, bt.T, f, bias=bias if wb is not None else None)
+                        exp = TM.torch_cpu_matmul(a, bt.T, f, bias=bias if use_bias else None)
                     onednn = TM.matmul_path(m, k, n, f) == "onednn_bf16"
-                    claimed = (layout == "rowmajor" or (dt == "bfloat16" and not (
-                        onednn and th > 1 and "bias" in layout)) or
-                        (dt == "float16" and layout == "bias_rowmajor"))
+                    claimed = not (onednn and th > 1 and use_bias)
                     (r if claimed else rb).add(got, exp, f, [])
                     count += claimed
                 yield r.finish(inputs=count)
-                yield rb.finish()
+                if rb.d["cases"]:
+                    yield rb.finish()
         finally:
             t.set_num_threads(keep_threads)
 
     def _model_values(self, f, n):
         """Mixed magnitudes: log2|x| uniform in [-8, 4], 5% scaled by 2^6..2^10,
-        and a third of the values cancelled by a negated copy elsewhere."""
+        a third of the values cancelled by a negated copy elsewhere, 2% zeros of
+        either sign, and now and then an all -0 input."""
         v = np.exp2(self.rng.uniform(-8, 4, n)) * self.rng.choice([-1.0, 1.0], n)
         big = self.rng.random(n) < 0.05
         v[big] *= 2.0 ** self.rng.integers(6, 11, int(big.sum()))
@@ -811,6 +820,10 @@ class Runner:
             idx = self.rng.permutation(n)
             h = n // 3
             v[idx[h:2 * h]] = -v[idx[:h]]
+        zero = self.rng.random(n) < 0.02                 # signed zeros
+        v[zero] = self.rng.choice([0.0, -0.0], int(zero.sum()))
+        if self.rng.random() < 0.02:                     # now and then all -0
+            v[:] = -0.0
         return sf.to_bits(v, f)
 
     def _model_input(self, f, dt):
