@@ -67,7 +67,7 @@ from .conversions import from_bits, to_bits
 from .formats import get_format
 
 __all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
-           "matmul_path", "MKLDNN_MIN_SIZE", "cascade_order",
+           "matmul_path", "matmul_claimed", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K", "cascade_order",
            "TORCH_CPU_WIDTHS", "GRAIN_SIZE"]
 
 #: torch's TensorIterator grain: below this many elements a reduction runs on one thread
@@ -721,12 +721,30 @@ def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool 
     return "ilp4"
 
 
+#: the largest k for which the oneDNN bfloat16 path is claimed: past 512 oneDNN
+#: splits k into chunks (two chains of 512 added at the end for (32, 1024, 32),
+#: chunks of 1024 for k = 2048..4096, no split for (2, 1024, 2)), chosen by its
+#: blocking heuristics, which are not transcribed
+ONEDNN_MAX_K = 512
+
+
+def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
+    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape (m, n >= 2;
+    the oneDNN bfloat16 path only up to k = ONEDNN_MAX_K)."""
+    if m < 2 or n < 2:
+        return False
+    return not (matmul_path(m, k, n, fmt) == "onednn_bf16" and k > ONEDNN_MAX_K)
+
+
 def torch_cpu_matmul(a, b, fmt, *, bias=None):
     """torch.mm(a, b) (and ``torch.nn.functional.linear(x, w, bias)`` as
     ``a = x``, ``b = w.T`` -- pass the transposed view: the kernel depends on
     the memory layout of ``b``) of 2-D encodings of ``fmt`` (fp16 or bf16) on torch
     2.13 CPU with m, n >= 2: see `matmul_path`. ``bias``: encodings of ``fmt``
-    broadcast over the rows (shape (n,)). Returns encodings of ``fmt``."""
+    broadcast over the rows (shape (n,)). Returns encodings of ``fmt``. Bit-exact
+    where `matmul_claimed` says so; past that (bfloat16, m*n*k > 4096, k > 512)
+    oneDNN's k split is not modelled and the single chain returned differs in a
+    few outputs per thousand or fewer."""
     f = get_format(fmt)
     if f.name not in ("fp16", "bf16"):
         raise ValueError(f"torch_cpu_matmul models fp16 and bf16, not {f.name}")

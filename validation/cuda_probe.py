@@ -9,7 +9,9 @@ bfloat16, with ``torch.backends.cuda.matmul.allow_fp16_reduced_precision_reducti
 / ``allow_bf16_reduced_precision_reduction`` on and off, records the trees and the
 partial-sum widths, and compares torch's results on random data with the
 simplest candidate models (sequential float32 accumulation, and the probed tree
-evaluated in float32 via `softfloat.accumulate`). Writes ``OUT/probe.json`` and
+evaluated in float32 via `softfloat.accumulate`; ``mean`` as that sum divided by N
+or multiplied by RN(1/N); ``mm`` against sequential float32 accumulation and the
+V100/A100/H100 tensor-core block-FMA presets). Writes ``OUT/probe.json`` and
 ``OUT/probe.md``. ``--device cpu`` runs the same logic on the CPU (tests).
 Exit status: 0 done, 2 could not run (e.g. no GPU for ``--device cuda``).
 The CUDA part waits for hardware: no GPU was lent when this was written.
@@ -41,7 +43,7 @@ def _tree_model(tree, fmt, x_bits):
     return sf.sum(x_bits, fmt, axis=None, acc=acc, out_fmt=fmt, out_rounding="nearest_even")
 
 
-def run(device, sizes, ks, out, seed=0, trials=20):
+def run(device, sizes, ks, out, seed=0, trials=20, draw_max=40):
     import torch
     rng = np.random.default_rng(seed)
     cases = []
@@ -62,6 +64,8 @@ def run(device, sizes, ks, out, seed=0, trials=20):
                    "calls": calls, "error": err, "seconds": round(time.perf_counter() - t0, 2)}
             if tree is not None:
                 mism = 0
+                mean_mism = {"divide": 0, "reciprocal": 0}
+                f32 = sf.get_format("fp32")
                 for _ in range(trials):
                     v = np.exp2(rng.uniform(-8, 4, n)) * rng.choice([-1.0, 1.0], n)
                     xb = sf.to_bits(v, fmt)
@@ -69,8 +73,21 @@ def run(device, sizes, ks, out, seed=0, trials=20):
                     got = tt.sum().view(torch.int16).cpu().numpy().view(np.uint16)
                     exp = _tree_model(tree, fmt, xb)
                     mism += int(got != exp)
+                    # mean: the probed tree's float32 sum, then / N or * RN(1/N)
+                    acc = sf.Accumulator("fp32", rounding="nearest_even",
+                                         order=P.binarize(tree) if not isinstance(tree, int)
+                                         else "sequential")
+                    s32 = np.float32(sf.from_bits(sf.sum(xb, fmt, axis=None, acc=acc), f32))
+                    gm = tt.mean().view(torch.int16).cpu().numpy().view(np.uint16)
+                    cand = {"divide": s32 / np.float32(n),
+                            "reciprocal": s32 * (np.float32(1) / np.float32(n))}
+                    for name, val in cand.items():
+                        mean_mism[name] += int(gm != sf.to_bits(np.float64(np.float32(val)), fmt))
                 rec["tree_model_mismatches"] = mism
+                rec["mean_model_mismatches"] = mean_mism
                 rec["trials"] = trials
+                if n <= draw_max:
+                    rec["drawing"] = P.draw_tree(tree)
             cases.append(rec)
         for k in ks:
             for flag in flags:
@@ -84,10 +101,39 @@ def run(device, sizes, ks, out, seed=0, trials=20):
                     tree, summ, calls, err, fused = r.tree, r.summary(), r.calls, None, r.fused_nodes
                 except P.ProbeError as ex:
                     tree, summ, calls, err, fused = None, None, None, str(ex), None
-                cases.append({"op": "mm", "dtype": dt, "k": k, "m": 16, "n": 16,
-                              "reduced_precision_reduction": flag, "tree": repr(tree),
-                              "summary": summ, "fused_nodes": fused, "calls": calls,
-                              "error": err, "seconds": round(time.perf_counter() - t0, 2)})
+                rec = {"op": "mm", "dtype": dt, "k": k, "m": 16, "n": 16,
+                       "reduced_precision_reduction": flag, "tree": repr(tree),
+                       "summary": summ, "fused_nodes": fused, "calls": calls,
+                       "error": err, "seconds": round(time.perf_counter() - t0, 2)}
+                # candidate models on random 64 x k x 64 products
+                cand = {"fp32_sequential": dict(acc="fp32", rounding="nearest_even")}
+                for gpu in ("v100", "a100", "h100"):
+                    try:
+                        cand[f"tensor_core_{gpu}"] = dict(acc=sf.tensor_core(gpu, fmt))
+                    except ValueError:
+                        pass
+                if tree is not None and not fused and not isinstance(tree, int):
+                    cand["probed_tree_fp32"] = dict(acc=sf.Accumulator(
+                        "fp32", rounding="nearest_even", order=P.binarize(tree)))
+                mm = {c: 0 for c in cand}
+                total = 0
+                for _ in range(max(1, trials // 5)):
+                    a = sf.to_bits(np.exp2(rng.uniform(-4, 2, 64 * k)) *
+                                   rng.choice([-1.0, 1.0], 64 * k), fmt).reshape(64, k)
+                    b = sf.to_bits(np.exp2(rng.uniform(-4, 2, 64 * k)) *
+                                   rng.choice([-1.0, 1.0], 64 * k), fmt).reshape(k, 64)
+                    ta = torch.from_numpy(a.view(np.int16)).view(tdt).to(device)
+                    tb = torch.from_numpy(b.view(np.int16)).view(tdt).to(device)
+                    got = (ta @ tb).contiguous().view(torch.int16).cpu().numpy().view(np.uint16)
+                    total += got.size
+                    for c, kw in cand.items():
+                        exp = sf.matmul(a, b, fmt, out_fmt=fmt, out_rounding="nearest_even", **kw)
+                        mm[c] += int((got != exp).sum())
+                rec["candidate_mismatches"] = mm
+                rec["candidate_outputs"] = total
+                if k <= draw_max and tree is not None:
+                    rec["drawing"] = P.draw_tree(tree)
+                cases.append(rec)
     meta = {"device": device, "torch": torch.__version__,
             "device_name": (torch.cuda.get_device_name(0) if device == "cuda" else "cpu"),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
@@ -104,7 +150,25 @@ def run(device, sizes, ks, out, seed=0, trials=20):
             mm = f"{mm}/{c['trials']}"
         lines.append(f"| {c['op']} | {c['dtype']} | {size} | {c.get('reduced_precision_reduction', '')} "
                      f"| {c['summary'] or 'ERROR: ' + str(c['error'])} | {mm} | {c['calls']} |")
-    lines += ["", "Trees are in probe.json (nested tuples of term indices)."]
+    lines += ["", "## Candidate models", ""]
+    for c in cases:
+        if c["op"] == "sum" and "mean_model_mismatches" in c:
+            lines.append(f"- sum {c['dtype']} n={c['n']}: probed tree in float32 "
+                         f"{c['tree_model_mismatches']}/{c['trials']} mismatches; mean as "
+                         + ", ".join(f"{k} {v}/{c['trials']}"
+                                     for k, v in c["mean_model_mismatches"].items()))
+        if c["op"] == "mm" and "candidate_mismatches" in c:
+            lines.append(f"- mm {c['dtype']} k={c['k']} flag={c['reduced_precision_reduction']}: "
+                         + ", ".join(f"{k} {v}" for k, v in c["candidate_mismatches"].items())
+                         + f" mismatches of {c['candidate_outputs']} outputs")
+    lines += ["", "## Trees (small sizes)", ""]
+    for c in cases:
+        if "drawing" in c:
+            size = c.get("n") if c["op"] == "sum" else c.get("k")
+            lines += [f"### {c['op']} {c['dtype']} {size} "
+                      f"(flag {c.get('reduced_precision_reduction')})", "", "```",
+                      c["drawing"], "```", ""]
+    lines += ["", "All trees are in probe.json (nested tuples of term indices)."]
     with open(os.path.join(out, "probe.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     return cases
@@ -117,6 +181,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="*", default=[64, 257, 1024])
     ap.add_argument("--ks", type=int, nargs="*", default=[16, 64, 256])
     ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--draw-max", type=int, default=40, help="draw trees up to this size")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -126,7 +191,7 @@ def main(argv=None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("error: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
         return 2
-    run(args.device, args.sizes, args.ks, args.out, trials=args.trials)
+    run(args.device, args.sizes, args.ks, args.out, trials=args.trials, draw_max=args.draw_max)
     print(f"report in {args.out}")
     return 0
 
