@@ -15,6 +15,7 @@ from .arith import *  # noqa: F401,F403  (issue 3: arithmetic on encodings)
 from .accumulate import *  # noqa: F401,F403  (issue 4: sum, dot, matmul models)
 from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array type)
 from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
+from .model_hook import platform_cumsum, register_model  # noqa: F401  (issue 14)
 
 __version__ = "0.1.0"
 

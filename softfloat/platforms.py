@@ -41,11 +41,12 @@ import numpy as np
 from . import _validate as V
 from .conversions import convert, to_bits
 from .formats import FP32, Format, get_format
+from .model_hook import model_for
 
 __all__ = [
     "Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
     "platform_op", "platform_to_bits", "platform_convert", "platform_sum",
-    "platform_mean", "platform_matmul", "platform_cumsum", "register_model",
+    "platform_mean", "platform_matmul",
 ]
 
 # Operations `platform_op` knows, with their arity (tensors and scalars together).
@@ -743,41 +744,6 @@ def _reduce_add(env: _Env, x: np.ndarray, order: str) -> np.ndarray:
     return acc
 
 
-# --------------------------------------------------------------------------
-# Model hook: a platform whose reduction order is transcribed (softfloat.torch_models)
-# registers functions here; platform_sum & co. call them when no order is forced.
-# --------------------------------------------------------------------------
-_MODELS: dict = {}
-_MODEL_MODULES = {"torch_cpu": "softfloat.torch_models"}
-
-
-def register_model(platform: str, op: str, fn) -> None:
-    """Register ``fn`` as the bit-exact model of ``op`` (``"sum"``, ``"mean"``,
-    ``"cumsum"``, ``"matmul"``) on ``platform``; it is called as
-    ``fn(bits, fmt, **kw)`` (matmul: ``fn(a, b, fmt, **kw)``)."""
-    if op not in ("sum", "mean", "cumsum", "matmul"):
-        raise ValueError(f"register_model: unknown op {op!r}")
-    _MODELS[(str(platform), op)] = fn
-
-
-def _model_for(plat: Platform, op: str):
-    mod = _MODEL_MODULES.get(plat.name)
-    if mod is not None and (plat.name, op) not in _MODELS:
-        import importlib
-        importlib.import_module(mod)           # registers its models on import
-    return _MODELS.get((plat.name, op))
-
-
-def platform_cumsum(bits, fmt, axis, platform=None, **kw) -> np.ndarray:
-    """Cumulative sum along ``axis`` by the platform's registered model
-    (``torch_cpu``: sequential in the accumulate type, each output rounded)."""
-    plat = get_platform(platform)
-    fn = _model_for(plat, "cumsum")
-    if fn is None:
-        raise ValueError(f"platform {plat.name!r} has no cumsum model")
-    return fn(bits, fmt, axis, **kw)
-
-
 def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
     """Sum of ``fmt`` encodings along ``axis`` (None: all), accumulated in the
     platform's ``reduction.accumulate`` format starting from +0, in ``order``
@@ -787,7 +753,7 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.nd
     is exact), rounded once to ``fmt``."""
     plat = get_platform(platform)
     f = get_format(fmt)
-    fn = _model_for(plat, "sum") if order is None else None
+    fn = model_for(plat.name, "sum") if order is None else None
     if fn is not None and f.name in ("fp16", "bf16", "fp32"):
         return fn(bits, f, axis, **kw)
     if kw:
@@ -809,7 +775,7 @@ def platform_mean(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.n
     platform's registered model when ``order`` is not forced)."""
     plat = get_platform(platform)
     f = get_format(fmt)
-    fn = _model_for(plat, "mean") if order is None else None
+    fn = model_for(plat.name, "mean") if order is None else None
     if fn is not None and f.name in ("fp16", "bf16", "fp32"):
         return fn(bits, f, axis, **kw)
     if kw:
@@ -839,7 +805,7 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
     once to ``fmt`` -- a model to bound against, not a transcription."""
     plat = get_platform(platform)
     f = get_format(fmt)
-    fn = _model_for(plat, "matmul") if order is None else None
+    fn = model_for(plat.name, "matmul") if order is None else None
     if (fn is not None and f.name in ("fp16", "bf16") and np.ndim(a) == 2 and np.ndim(b) == 2
             and np.shape(a)[0] >= 2 and np.shape(b)[1] >= 2):
         return fn(a, b, f, **kw)

@@ -54,7 +54,6 @@ The function receives a NumPy array of the format's NumPy dtype (float16,
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import Counter
 
 import numpy as np
@@ -333,10 +332,11 @@ class ProbeResult:
 
 
 def precision_name(p: int, p_in: int) -> str:
+    """Words for a partial sum kept to ``p`` significant bits (inputs: ``p_in``)."""
+    if p == 24:
+        return "float32" + (", the input format" if p_in == 24 else "")
     if p == p_in:
         return "rounded to the input format"
-    if p == 24:
-        return "float32"
     if p == 53:
         return "float64"
     if p > 53:

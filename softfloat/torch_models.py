@@ -1,4 +1,5 @@
-"""Bit-exact models of torch 2.13.0's CPU reductions: ``sum``, ``mean``, ``cumsum``.
+"""Bit-exact models of torch 2.13.0's CPU reductions and GEMM: ``sum``, ``mean``,
+``cumsum``, ``mm``/``matmul``/``linear``.
 
 Built from torch's source (``aten/src/ATen/native/cpu/SumKernel.cpp``,
 ``TensorIteratorReduce.cpp``, ``ReduceOps.cpp`` ``mean_out``, ``cumsum`` in
@@ -36,9 +37,11 @@ as the probe shows: 8 float lanes, 16-element half/bfloat16 vectors):
   of ``2**(lp*j)``; at the end the leftover terms go into level 0, and levels
   1, 2, 3 are added to it in turn.
 
-  When the reduced dimensions cannot be coalesced (a strided view summed over
-  all elements), each row's sum is added to the dtype-typed output in turn:
-  partial sums are rounded to half/bfloat16 between rows. With more than one
+  When the reduced dimensions cannot be coalesced (a strided view such as
+  ``x[:, ::2]`` summed over all elements), float32 input adds each row's sum to
+  the output in turn (partial sums rounded to float32 between rows), while
+  half/bfloat16 input is summed as a float32 copy in logical order (the probe
+  finds no rounding to the dtype there) and rounded once. With more than one
   thread and at least 32,768 elements summed into **one** output, torch splits
   the range in ``ceil(n / threads)`` pieces, each summed into its own
   dtype-typed buffer, and the buffers are summed at the end (partials rounded
@@ -53,9 +56,23 @@ as the probe shows: 8 float lanes, 16-element half/bfloat16 vectors):
   (float for half/bfloat16, **double** for float32), each output rounded to
   the dtype.
 
-Public: `torch_cpu_sum`, `torch_cpu_mean`, `torch_cpu_cumsum`; `softfloat.platform_sum`
+* **mm / matmul / addmm / linear** (half, bfloat16; m, n >= 2): the kernel
+  depends on the layouts (``addmm_impl_cpu_`` reads them for a row-major
+  result): both operands row-major or both transposed -> ``sum`` with 4
+  interleaved partial sums (k % 4), tail into partial 0; ``b`` stored
+  k-contiguous (``linear``'s ``w.T``) -> the vectorised fp32 dot (64-element
+  iterations over 8 registers x 8 lanes, register and lane reduction trees,
+  16-element tail vectors, scalar tail); ``a`` stored k-major -> one sequential
+  chain. bfloat16 with m*n*k > 4096 goes to oneDNN (avx512_bf16 ``vdpbf16ps``:
+  per pair of k the odd product, then the even one, FTZ/DAZ; k in chunks of
+  512 (k <= 1024, or ``a`` transposed) or 1024, each its own chain, the chunk
+  sums added in order).
+  Products are exact in float32 for these inputs; a bias is added to the
+  float32 dot product before the single rounding.
+
+Public: `torch_cpu_sum`, `torch_cpu_mean`, `torch_cpu_cumsum`, `torch_cpu_matmul`; `softfloat.platform_sum`
 & co. route ``platform="torch_cpu"`` here through `softfloat.platforms`'
-model hook (`register_model`).
+model hook (`softfloat.model_hook.register_model`).
 """
 from __future__ import annotations
 
@@ -67,7 +84,8 @@ from .conversions import from_bits, to_bits
 from .formats import get_format
 
 __all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
-           "matmul_path", "matmul_claimed", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K", "cascade_order",
+           "matmul_path", "matmul_claimed", "onednn_k_block", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
+           "cascade_order",
            "TORCH_CPU_WIDTHS", "GRAIN_SIZE"]
 
 #: torch's TensorIterator grain: below this many elements a reduction runs on one thread
@@ -601,21 +619,27 @@ def _flush32(v):
     return np.where(np.abs(v) < tiny, 0.0 * np.sign(v), v)
 
 
-def _dpbf16_dot(A, B, C0):
+def _dpbf16_dot(A, B, C0, a_kmajor=False):
     """oneDNN bfloat16 GEMM on avx512_bf16 (vdpbf16ps), as the probe finds it: one
-    float32 accumulator per output; for each pair of k indices (2i, 2i+1) it adds
-    the odd product, then the even one, each addition rounded to nearest even
+    float32 accumulator per output and k chunk (`onednn_k_block`); for each pair of
+    k indices (2i, 2i+1) it adds the odd product, then the even one, each addition rounded to nearest even
     with subnormal inputs and results flushed to zero; an odd k is padded with a
     zero product. The bias (linear) is added last in float32."""
     m, k = A.shape
     n = B.shape[1]
     A = _flush32(A)
     B = _flush32(B)
-    acc = np.zeros((m, n))
-    for l in range(0, k, 2):
-        for q in (l + 1, l):
-            if q < k:
-                acc = _flush32(_f32(acc + _flush32(_f32(A[:, q, None] * B[None, q, :]))))
+    kb = onednn_k_block(k, a_kmajor)
+    acc = None
+    for s0 in range(0, k, kb):
+        part = np.zeros((m, n))
+        for l in range(s0, min(k, s0 + kb), 2):
+            for q in (l + 1, l):
+                if q < k:
+                    part = _flush32(_f32(part + _flush32(_f32(A[:, q, None] * B[None, q, :]))))
+        acc = part if acc is None else _f32(acc + part)
+    if acc is None:
+        acc = np.zeros((m, n))
     if C0 is not None:
         acc = _f32(C0 + acc)
     return acc
@@ -721,11 +745,19 @@ def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool 
     return "ilp4"
 
 
-#: the largest k for which the oneDNN bfloat16 path is claimed: past 512 oneDNN
-#: splits k into chunks (two chains of 512 added at the end for (32, 1024, 32),
-#: chunks of 1024 for k = 2048..4096, no split for (2, 1024, 2)), chosen by its
-#: blocking heuristics, which are not transcribed
-ONEDNN_MAX_K = 512
+def onednn_k_block(k: int, a_kmajor: bool = False) -> int:
+    """oneDNN's k chunk on the bfloat16 path, as the probe finds it on this machine:
+    k <= 512 one chain; 512 < k <= 1024 chunks of 512; larger k chunks of 1024,
+    or of 512 when ``a`` is stored k-major (a transposed view); each chunk is its
+    own chain from 0 and the chunk sums are added in order."""
+    if k <= 512:
+        return max(k, 1)
+    return 512 if (k <= 1024 or a_kmajor) else 1024
+
+
+#: the largest k for which the oneDNN bfloat16 path is claimed (the k chunking
+#: of `onednn_k_block` was probed for k up to 4096 with m, n in 4..200)
+ONEDNN_MAX_K = 4096
 
 
 def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
@@ -742,9 +774,8 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
     the memory layout of ``b``) of 2-D encodings of ``fmt`` (fp16 or bf16) on torch
     2.13 CPU with m, n >= 2: see `matmul_path`. ``bias``: encodings of ``fmt``
     broadcast over the rows (shape (n,)). Returns encodings of ``fmt``. Bit-exact
-    where `matmul_claimed` says so; past that (bfloat16, m*n*k > 4096, k > 512)
-    oneDNN's k split is not modelled and the single chain returned differs in a
-    few outputs per thousand or fewer."""
+    where `matmul_claimed` says so; past that (bfloat16, m*n*k > 4096, k > 4096)
+    the k chunking of `onednn_k_block` is extrapolated, not probed."""
     f = get_format(fmt)
     if f.name not in ("fp16", "bf16"):
         raise ValueError(f"torch_cpu_matmul models fp16 and bf16, not {f.name}")
@@ -766,9 +797,10 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
             raise ValueError(f"bias must have shape ({n},), got {bb.shape}")
         C0 = np.broadcast_to(from_bits(bb, f), (m, n))
     with np.errstate(over="ignore", invalid="ignore"):
-        path = matmul_path(m, k, n, f, *_transposes(A, B))
+        ta, tb = _transposes(A, B)
+        path = matmul_path(m, k, n, f, ta, tb)
         if path == "onednn_bf16":
-            acc = _dpbf16_dot(Av, Bv, C0)
+            acc = _dpbf16_dot(Av, Bv, C0, a_kmajor=tb)
         elif path == "dot":
             acc = _fp16_dot(Av, Bv, C0)
         elif path == "sequential":
@@ -779,7 +811,7 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
 
 
 def _register():
-    from .platforms import register_model
+    from .model_hook import register_model
     register_model("torch_cpu", "sum", torch_cpu_sum)
     register_model("torch_cpu", "mean", torch_cpu_mean)
     register_model("torch_cpu", "cumsum", torch_cpu_cumsum)

@@ -198,7 +198,7 @@ def test_matmul_matches_torch(fmt):
     keep = torch.get_num_threads()
     try:
         for (m, k, n) in [(2, 1, 2), (4, 7, 4), (16, 16, 16), (16, 17, 16), (9, 129, 3),
-                          (40, 41, 42), (5, 70, 6), (32, 300, 8)]:
+                          (40, 41, 42), (5, 70, 6), (32, 300, 8), (8, 1536, 6)]:
             a = sf.to_bits(np.exp2(rng.uniform(-3, 3, m * k)) * rng.choice([-1, 1], m * k),
                            fmt).reshape(m, k)
             bt = sf.to_bits(np.exp2(rng.uniform(-3, 3, n * k)) * rng.choice([-1, 1], n * k),
