@@ -690,16 +690,14 @@ def _fp16_dot(A, B, C0):
 
 
 def _seq_dot(A, B, C0):
-    """gemm_transb_ for reduced types (``a`` stored k-major): one float32
-    accumulator per output, products added in k order (as the probe finds it);
-    the bias added last in float32."""
+    """gemm_transb_ for reduced types (``a`` stored k-major): a float32 buffer per
+    output that starts at the bias (+0 without one), products added in k order
+    (the probe puts the bias first)."""
     m, k = A.shape
     n = B.shape[1]
-    acc = np.zeros((m, n))
+    acc = np.zeros((m, n)) if C0 is None else np.array(C0, np.float64)
     for q in range(k):
         acc = _f32(acc + A[:, q, None] * B[None, q, :])
-    if C0 is not None:
-        acc = _f32(C0 + acc)
     return acc
 
 

@@ -43,6 +43,18 @@ def _tree_model(tree, fmt, x_bits):
     return sf.sum(x_bits, fmt, axis=None, acc=acc, out_fmt=fmt, out_rounding="nearest_even")
 
 
+def _png(tree, out, name):
+    """The tree drawn with matplotlib into OUT/NAME.png (None without matplotlib)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, name + ".png")
+    P.plot_tree(tree, path, title=name)
+    return os.path.basename(path)
+
+
 def run(device, sizes, ks, out, seed=0, trials=20, draw_max=40):
     import torch
     rng = np.random.default_rng(seed)
@@ -88,6 +100,7 @@ def run(device, sizes, ks, out, seed=0, trials=20, draw_max=40):
                 rec["trials"] = trials
                 if n <= draw_max:
                     rec["drawing"] = P.draw_tree(tree)
+                    rec["png"] = _png(tree, out, f"sum_{dt}_{n}")
             cases.append(rec)
         for k in ks:
             for flag in flags:
@@ -133,6 +146,7 @@ def run(device, sizes, ks, out, seed=0, trials=20, draw_max=40):
                 rec["candidate_outputs"] = total
                 if k <= draw_max and tree is not None:
                     rec["drawing"] = P.draw_tree(tree)
+                    rec["png"] = _png(tree, out, f"mm_{dt}_{k}_{flag}")
                 cases.append(rec)
     meta = {"device": device, "torch": torch.__version__,
             "device_name": (torch.cuda.get_device_name(0) if device == "cuda" else "cpu"),
@@ -168,6 +182,8 @@ def run(device, sizes, ks, out, seed=0, trials=20, draw_max=40):
             lines += [f"### {c['op']} {c['dtype']} {size} "
                       f"(flag {c.get('reduced_precision_reduction')})", "", "```",
                       c["drawing"], "```", ""]
+            if c.get("png"):
+                lines += [f"![{c['png']}]({c['png']})", ""]
     lines += ["", "All trees are in probe.json (nested tuples of term indices)."]
     with open(os.path.join(out, "probe.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
