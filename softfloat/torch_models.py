@@ -247,6 +247,9 @@ def _values_and_strides(b, f):
     (vals flat over the underlying span, element strides, index array)."""
     item = b.itemsize
     strides = [s // item for s in b.strides]
+    if any(st <= 0 for st, n in zip(strides, b.shape) if n > 1):
+        raise ValueError("torch tensors have positive strides: pass an array whose strides are "
+                         "positive (np.ascontiguousarray for a reversed or broadcast view)")
     vals = from_bits(np.ascontiguousarray(b), f)        # logical order
     return vals, strides
 

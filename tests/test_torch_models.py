@@ -81,6 +81,10 @@ def test_input_validation():
     with pytest.raises(ValueError):
         TM.torch_cpu_sum(x, "fp16", threads=0)
     with pytest.raises(ValueError):
+        TM.torch_cpu_sum(np.zeros(8, np.uint16)[::-1], "fp16")
+    with pytest.raises(ValueError):
+        TM.torch_cpu_sum(np.broadcast_to(np.zeros(1, np.uint16), (8,)), "fp16")
+    with pytest.raises(ValueError):
         TM.torch_cpu_matmul(np.zeros((1, 3), np.uint16), np.zeros((3, 2), np.uint16), "fp16")
     with pytest.raises(ValueError):
         TM.torch_cpu_matmul(np.zeros((2, 3), np.uint32), np.zeros((3, 2), np.uint32), "fp32")
