@@ -755,6 +755,25 @@ def _worker_init(threads, parent_pid):
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, threads))
 
 
+def _stop_pool(ex):
+    """Stop a process pool now (Ctrl-C, an error): cancel what has not started,
+    terminate the workers, and keep the pool's manager thread from printing
+    tracebacks about the futures it can no longer complete."""
+    import threading
+    old = threading.excepthook
+    threading.excepthook = lambda args: None
+    try:
+        procs = list((getattr(ex, "_processes", None) or {}).values())
+        t = getattr(ex, "_executor_manager_thread", None)   # shutdown() forgets both
+        ex.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.terminate()
+        if t is not None:
+            t.join(10)
+    finally:
+        threading.excepthook = old
+
+
 def _worker(args):
     k, op, fname, mode, kw, path = args
     r = _seal(run_shard(k, op, fname, mode, **kw))
@@ -918,22 +937,19 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         import concurrent.futures as cf
         import multiprocessing as mp
         threads = max(1, (os.cpu_count() or 1) // jobs)
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
-                                    initializer=_worker_init,
-                                    initargs=(threads, os.getpid())) as ex:
+        ex = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
+                                    initializer=_worker_init, initargs=(threads, os.getpid()))
+        try:
             futs = [ex.submit(_worker, (k, op, fname, mode.label, kw, path))
                     for k, path in todo]
-            try:
-                for fu in cf.as_completed(futs):
-                    r = fu.result()
-                    bar.add(r["cases"])
-                    results.append(r)
-            except BaseException:
-                for fu in futs:
-                    fu.cancel()
-                for p in list(getattr(ex, "_processes", {}).values()):
-                    p.terminate()
-                raise
+            for fu in cf.as_completed(futs):
+                r = fu.result()
+                bar.add(r["cases"])
+                results.append(r)
+        except BaseException:
+            _stop_pool(ex)
+            raise
+        ex.shutdown(wait=True)
     bar.close()
     rep = merge_shards(results, max_examples=max_examples)
     rep["exhaustive"] = sample is None and len(results) == shards and not sw

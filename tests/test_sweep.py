@@ -427,8 +427,13 @@ def test_workers_die_with_a_killed_parent(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals")
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_is_a_short_message(tmp_path, jobs):
-    p = _sweep_child(tmp_path, ["--jobs", jobs])
-    time.sleep(8)
+    out = tmp_path / "out"
+    p = _sweep_child(out, ["--jobs", jobs])
+    deadline = time.time() + 300
+    while not out.exists() and time.time() < deadline:     # --out is made once running
+        time.sleep(0.2)
+        assert p.poll() is None, p.communicate()
+    time.sleep(2)
     assert p.poll() is None, p.communicate()
     os.kill(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=120)

@@ -55,6 +55,21 @@ def bits_f64(typingctx, x):
     return types.float64(x), codegen
 
 
+@intrinsic
+def fma_f64(typingctx, x, y, z):
+    """x * y + z with one rounding (LLVM's llvm.fma.f64: the FMA instruction where
+    the CPU has one, else libm's correctly rounded fma)."""
+    if not all(isinstance(t, types.Float) for t in (x, y, z)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vals = [context.cast(builder, v, t, types.float64) for v, t in zip(args, sig.args)]
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
+        fn = builder.module.declare_intrinsic("llvm.fma", [ir.DoubleType()], fnty)
+        return builder.call(fn, vals)
+    return types.float64(x, y, z), codegen
+
+
 @njit(cache=True, nogil=True)
 def decode_one(bits, E, M, bias, kind):
     """(class, exact float64 value) of one encoding of a format of at most 8

@@ -12,11 +12,13 @@ exact result:
   are multiples of 2**-149, far above float64's subnormals);
 * mul: two <= 26-bit significands: the product has <= 52 bits, exact (e = 0);
 * div: q = RN(x / y); the remainder x - q*y is representable (q is a correctly
-  rounded quotient) and computed exactly by splitting q into 26 + 27 bits
-  (Veltkamp) so that each part times y (<= 26 bits) is exact and x - qh*y is
-  exact by Sterbenz; sign(x - q*y) * sign(y) = sign(x/y - q);
-* sqrt: s = RN(sqrt(x)); Dekker's exact square s*s = p + e; x - p is exact
-  (Sterbenz) and the residual x - s*s is representable;
+  rounded quotient, and it is a multiple of ulp(q) * ulp(y), far above float64's
+  subnormals), so
+  one fused multiply-add computes it exactly: r = fma(-q, y, x);
+  sign(r) * sign(y) = sign(x/y - q);
+* sqrt: s = RN(sqrt(x)); the residual x - s*s is representable (s is a
+  correctly rounded square root), so r = fma(-s, s, x) is exact and
+  sign(r) = sign(sqrt(x) - s);
 * fma (x*y + z): the product p = x*y is exact (two <= 24-bit significands give
   <= 48 bits; |p| in [2**-298, 2**256]); TwoSum(p, z) gives hi = RN(p + z) and
   the exact error e = p + z - hi (TwoSum is exact without overflow, whatever
@@ -45,11 +47,8 @@ import numpy as np
 from numba import njit
 
 from ._bits import (FN, FNUZ, IEEE, INEXACT, OP_ADD, OP_DIV, OP_MUL, OP_SQRT, OP_SUB,
-                    OVERFLOW, RDN, RNA, RNE, RTO, RUP, UNDERFLOW, bits_f64, f64_bits)
+                    OVERFLOW, RDN, RNA, RNE, RTO, RUP, UNDERFLOW, bits_f64, f64_bits, fma_f64)
 from .nan_rules import nan_out
-
-_SPLIT = 134217729.0      # 2**27 + 1: Veltkamp's splitter for float64
-
 
 @njit(cache=True, nogil=True)
 def _sgn(x):
@@ -77,20 +76,10 @@ def exact_op(op, x, y):
         return x * y, 0
     if op == OP_DIV:
         q = x / y
-        c = q * _SPLIT
-        qh = c - (c - q)
-        ql = q - qh
-        r = (x - qh * y) - ql * y
-        return q, _sgn(r) * _sgn(y)
+        return q, _sgn(fma_f64(-q, y, x)) * _sgn(y)
     if op == OP_SQRT:
         s = math.sqrt(x)
-        c = s * _SPLIT
-        sh = c - (c - s)
-        sl = s - sh
-        p = s * s
-        e = ((sh * sh - p) + 2.0 * sh * sl) + sl * sl
-        r = (x - p) - e
-        return s, _sgn(r)
+        return s, _sgn(fma_f64(-s, s, x))
     return x, 0     # conversion: exact
 
 
