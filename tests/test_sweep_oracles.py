@@ -16,10 +16,7 @@ import pytest
 import softfloat as sf
 from softfloat import sweep_oracles as O
 
-try:                              # the tests' exact rational reference (Fractions)
-    import exact_reference as ref
-except ImportError:               # its earlier name
-    import oracle as ref
+import exact_reference as ref    # tests/exact_reference.py: the exact Fraction reference
 
 MODES = list(sf.DETERMINISTIC_MODES)
 HAVE_ARITH = all(hasattr(sf, op) for op in ("add", "sub", "mul", "div", "sqrt"))
