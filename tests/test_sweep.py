@@ -452,8 +452,12 @@ def test_table_command_sampled(tmp_path, capsys):
                    "--quiet"]) == 0
     table = open(tmp_path / "RESULTS.md").read()
     assert table.count("| mul | bf16 |") == 6 and "sweep table --out" in table
+    capsys.readouterr()
     assert S.main(["table", "--list", "--only", "from_float32 fp16"]) == 0
-    assert len(capsys.readouterr().out.strip().splitlines()) >= 6
+    assert len(capsys.readouterr().out.strip().splitlines()) == 6
+    assert S.main(["table", "--list", "--max-cases", str(1 << 16)]) == 0
+    listed = capsys.readouterr().out.strip().splitlines()
+    assert listed and all(int(x.split()[-1]) <= 1 << 16 for x in listed)
     assert S.main(["table", "--out", str(tmp_path), "--only", "nothing-like-this"]) == 2
 
 
