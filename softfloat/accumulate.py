@@ -407,6 +407,10 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
         n = B3.shape[2]
         out = np.empty((nb, m, n), np.float32)
         Cf = from_bits(C3, FP32).astype(np.float32) if has_c else np.zeros((1, 1, 1), np.float32)
+        if has_c and np.isnan(Cf).any():
+            # a NaN addend decides the result's NaN (sign, payload, signaling or
+            # not, the NaN policy): the general kernel's rules, not re-spelt here
+            return None
         with np.errstate(over="ignore", invalid="ignore"):
             matmul_f32_seq(av, bv, Cf, has_c, out)
     elif not has_c:
@@ -436,7 +440,7 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
                else np.full((nb, m, n), 0, afmt.dtype))
         return out, (np.zeros((nb, m, n), np.uint8) if return_flags else None), 0
     pol = kernel_policy(res, afmt)
-    if fast and _fast_ok(model, fin, res, return_flags):
+    if fast and res.fast_paths and _fast_ok(model, fin, res, return_flags):
         bits = _fast(A3, B3, has_b, C3, fin, pol)
         if bits is not None:
             return bits, None, 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import os
 
 import numpy as np
 
@@ -56,6 +57,14 @@ class Context:
         Random source for stochastic rounding. An int makes every call with it
         repeat the same random stream; a Generator advances (one draw per call);
         None draws fresh entropy.
+    fast_paths : bool
+        True (default) lets every operation take its fast kernels (hardware
+        conversions, float32 arithmetic with error-free transformations, the
+        branch-free integer passes, the native float32 accumulation), which give
+        the same bits and flags as the general integer kernels. False runs the
+        general kernels only (to check the fast ones, or to rule them out). The
+        default comes from the environment variable ``SOFTFLOAT_FAST_PATHS``
+        (``0``/``false``/``no``/``off`` turn them off), read when a context is made.
     flags : Flags
         Sticky flags: every call ORs the flags it raised into the context's.
     """
@@ -69,6 +78,7 @@ class Context:
     nan: object = "propagate"
     sr_bits: int = 32
     seed: object = None
+    fast_paths: bool = dataclasses.field(default_factory=lambda: env_fast_paths())
     flags: Flags = Flags.NONE
 
     def copy(self) -> "Context":
@@ -76,6 +86,13 @@ class Context:
 
     def clear_flags(self) -> None:
         self.flags = Flags.NONE
+
+
+def env_fast_paths() -> bool:
+    """The default of Context.fast_paths: False when $SOFTFLOAT_FAST_PATHS is
+    0/false/no/off, True otherwise."""
+    v = os.environ.get("SOFTFLOAT_FAST_PATHS", "1").strip().lower()
+    return v not in ("0", "false", "no", "off")
 
 
 _current: contextvars.ContextVar = contextvars.ContextVar("softfloat_context")
@@ -127,6 +144,7 @@ class Resolved:
     sr_bits: int
     seed: object
     context: Context
+    fast_paths: bool = True
 
 
 def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
@@ -154,7 +172,10 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
     if seed is not None and rng is not None:
         raise TypeError("give seed= or rng=, not both")
     sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
-    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx)
+    fp = ctx.fast_paths
+    if not isinstance(fp, (bool, np.bool_)):
+        raise TypeError(f"fast_paths must be True or False, got {fp!r}")
+    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx, bool(fp))
 
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:
