@@ -31,7 +31,10 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import arith as K
+from ._kernels import eft as EFT
+from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
+from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -106,6 +109,38 @@ def _flag_buffer(n, return_flags):
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
+_EFT_BINARY = {(5, 10, 15, 0): EFT.binary_fp16_chunk, (8, 7, 127, 0): EFT.binary_bf16_chunk}
+_EFT_OTHER = {(5, 10, 15, 0): EFT.sqrt_fma_fp16_chunk, (8, 7, 127, 0): EFT.sqrt_fma_bf16_chunk}
+_EFT_OP = {K.OP_ADD: EFT.OP_ADD, K.OP_SUB: EFT.OP_SUB, K.OP_MUL: EFT.OP_MUL,
+           K.OP_DIV: EFT.OP_DIV}
+
+
+def _eft_ok(f, res, pol) -> bool:
+    """The float32 + error-free-transformation kernels (softfloat._kernels.eft)
+    apply: fp16/bf16, a deterministic mode, operands read as they are (no daz),
+    fast paths on, and the host's float32 hardware usable (see hw.use_hw)."""
+    return (res.fast_paths and f.params in _EFT_BINARY and res.rounding != Rounding.STOCHASTIC
+            and not pol[K.P_DAZ] and hw.use_hw())
+
+
+def _eft_run(kernel, args, full, out, scratch, mode, general):
+    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, mode)`` over all elements,
+    then pass 2: the elements it marked (scratch >= 128) by ``general(subs, o2,
+    f2)`` on the gathered operands ``full``. Returns the OR of the flags, or
+    None when the kernel refused (FTZ/DAZ set in MXCSR: nothing written)."""
+    r = run_chunks(kernel, out.size, *args, out, scratch, mode)
+    if r < 0:
+        return None
+    allf = r & 255
+    if r & 256:
+        idx = np.flatnonzero(scratch >= 128)
+        subs = [np.ascontiguousarray(x[idx]) for x in full]
+        o2 = np.empty(idx.size, out.dtype)
+        f2 = np.empty(idx.size, np.uint8)
+        allf |= general(subs, o2, f2)
+        out[idx] = o2
+        scratch[idx] = f2
+    return allf
 
 
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
@@ -114,7 +149,21 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, _kdtype(f))
     flg = _flag_buffer(n, return_flags)
-    if op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC:
+    if op in _FAST_OPS and _eft_ok(f, res, pol):
+        fa = fa if ma else np.full(n, fa[0], fa.dtype)
+        fb = fb if mb else np.full(n, fb[0], fb.dtype)
+        scratch = flg if return_flags else np.empty(n, np.uint8)
+
+        def general(subs, o2, f2):
+            return K.binary_array(op, subs[0], subs[1], -1, -1, o2, f2, True, *f.params, pol,
+                                  key, V.CHUNK)
+
+        allf = _eft_run(_EFT_BINARY[f.params], (_EFT_OP[op], fa, fb), (fa, fb), out, scratch,
+                        int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
+    if (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
+            and res.fast_paths):
         # two-pass kernel: a vectorized pass for normal operands and results, the
         # general path for the rest (softfloat._kernels.arith_fast)
         fa = fa if ma else np.full(n, fa[0], fa.dtype)
@@ -145,6 +194,16 @@ def _unary(op, a, fmt, rounding, return_flags, policies):
     src = V.flat(x)
     out = np.empty(src.size, _kdtype(f))
     flg = _flag_buffer(src.size, return_flags)
+    if op == K.OP_SQRT and _eft_ok(f, res, pol):
+        scratch = flg if return_flags else np.empty(src.size, np.uint8)
+
+        def general(subs, o2, f2):
+            return K.unary_array(op, subs[0], o2, f2, True, *f.params, pol, key, V.CHUNK)
+
+        allf = _eft_run(_EFT_OTHER[f.params], (EFT.OP_SQRT, src, src, src), (src,), out,
+                        scratch, int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
     allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
@@ -220,6 +279,19 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, _kdtype(f))
     flg = _flag_buffer(n, return_flags)
+    if _eft_ok(f, res, pol):
+        full = tuple(x if m else np.full(n, x[0], x.dtype) for x, m in ((fa, ma), (fb, mb),
+                                                                         (fc, mc)))
+        scratch = flg if return_flags else np.empty(n, np.uint8)
+
+        def general(subs, o2, f2):
+            return K.fma_array(subs[0], subs[1], subs[2], -1, -1, -1, o2, f2, True, *f.params,
+                               pol, key, V.CHUNK)
+
+        allf = _eft_run(_EFT_OTHER[f.params], (EFT.OP_FMA,) + full, full, out, scratch,
+                        int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
     allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
                        V.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
