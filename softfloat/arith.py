@@ -109,8 +109,6 @@ def _flag_buffer(n, return_flags):
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
-_EFT_BINARY = {(5, 10, 15, 0): EFT.binary_fp16_chunk, (8, 7, 127, 0): EFT.binary_bf16_chunk}
-_EFT_OTHER = {(5, 10, 15, 0): EFT.sqrt_fma_fp16_chunk, (8, 7, 127, 0): EFT.sqrt_fma_bf16_chunk}
 _EFT_OP = {K.OP_ADD: EFT.OP_ADD, K.OP_SUB: EFT.OP_SUB, K.OP_MUL: EFT.OP_MUL,
            K.OP_DIV: EFT.OP_DIV}
 
@@ -119,7 +117,8 @@ def _eft_ok(f, res, pol) -> bool:
     """The float32 + error-free-transformation kernels (softfloat._kernels.eft)
     apply: fp16/bf16, a deterministic mode, operands read as they are (no daz),
     fast paths on, and the host's float32 hardware usable (see hw.use_hw)."""
-    return (res.fast_paths and f.params in _EFT_BINARY and res.rounding != Rounding.STOCHASTIC
+    return (res.fast_paths and f.params in (EFT.FP16, EFT.BF16)
+            and res.rounding != Rounding.STOCHASTIC
             and not pol[K.P_DAZ] and hw.use_hw())
 
 
@@ -158,7 +157,7 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
             return K.binary_array(op, subs[0], subs[1], -1, -1, o2, f2, True, *f.params, pol,
                                   key, V.CHUNK)
 
-        allf = _eft_run(_EFT_BINARY[f.params], (_EFT_OP[op], fa, fb), (fa, fb), out, scratch,
+        allf = _eft_run(EFT.KERNELS[f.params, _EFT_OP[op]], (fa, fb), (fa, fb), out, scratch,
                         int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
@@ -200,7 +199,7 @@ def _unary(op, a, fmt, rounding, return_flags, policies):
         def general(subs, o2, f2):
             return K.unary_array(op, subs[0], o2, f2, True, *f.params, pol, key, V.CHUNK)
 
-        allf = _eft_run(_EFT_OTHER[f.params], (EFT.OP_SQRT, src, src, src), (src,), out,
+        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_SQRT], (src,), (src,), out,
                         scratch, int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
@@ -288,7 +287,7 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
             return K.fma_array(subs[0], subs[1], subs[2], -1, -1, -1, o2, f2, True, *f.params,
                                pol, key, V.CHUNK)
 
-        allf = _eft_run(_EFT_OTHER[f.params], (EFT.OP_FMA,) + full, full, out, scratch,
+        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_FMA], full, full, out, scratch,
                         int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)

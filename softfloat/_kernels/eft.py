@@ -173,43 +173,68 @@ def _modes(mode):
 @njit(cache=True, inline="always", error_model="numpy")
 def _binary(lo, hi, op, a, b, out, scratch, mode, E, M, bias):
     if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return -1
+        return np.int64(-1)
     # slices: indices from 0, so LLVM drops numba's negative-index wraparound
     a = a[lo:hi]
     b = b[lo:hi]
     out = out[lo:hi]
     scratch = scratch[lo:hi]
-    n = hi - lo
     m_rne, m_rna, m_up, m_dn, m_odd = _modes(mode)
-    if op == OP_ADD:
-        fa = _bin_loop(OP_ADD, a, b, out, scratch, n, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-    elif op == OP_SUB:
-        fa = _bin_loop(OP_SUB, a, b, out, scratch, n, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-    elif op == OP_MUL:
-        fa = _bin_loop(OP_MUL, a, b, out, scratch, n, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-    else:
-        fa = _bin_loop(OP_DIV, a, b, out, scratch, n, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-    return np.int64(fa)
+    return np.int64(_bin_loop(op, a, b, out, scratch, hi - lo, E, M, bias, m_rne, m_rna, m_up,
+                              m_dn, m_odd))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def binary_fp16_chunk(lo, hi, op, a, b, out, scratch, mode):
-    """Pass 1 of add/sub/mul/div for fp16 (uint16 arrays). Returns -1 when FTZ/DAZ
-    is set in MXCSR (nothing done), else the OR of the fast elements' flags,
-    | 256 when some element is left to the slow pass (scratch[i] >= 128)."""
-    return _binary(lo, hi, op, a, b, out, scratch, mode, 5, 10, 15)
+# One small kernel per (format, op), so that a first call compiles one loop.
+# Each: pass 1 over elements lo..hi of uint16 arrays; returns -1 when FTZ/DAZ is
+# set in MXCSR (nothing done), else the OR of the fast elements' flags, | 256
+# when some element is left to the slow pass (scratch[i] >= 128).
+_NB = dict(cache=True, nogil=True, error_model="numpy")
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def binary_bf16_chunk(lo, hi, op, a, b, out, scratch, mode):
-    """As binary_fp16_chunk, for bf16."""
-    return _binary(lo, hi, op, a, b, out, scratch, mode, 8, 7, 127)
+@njit(**_NB)
+def add_fp16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_ADD, a, b, out, scratch, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def sub_fp16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_SUB, a, b, out, scratch, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def mul_fp16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_MUL, a, b, out, scratch, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def div_fp16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_DIV, a, b, out, scratch, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def add_bf16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_ADD, a, b, out, scratch, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def sub_bf16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_SUB, a, b, out, scratch, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def mul_bf16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_MUL, a, b, out, scratch, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def div_bf16_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary(lo, hi, OP_DIV, a, b, out, scratch, mode, 8, 7, 127)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _sqrt_fma(lo, hi, op, a, b, c, out, scratch, mode, E, M, bias):
     if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return -1
+        return np.int64(-1)
     a = a[lo:hi]
     out = out[lo:hi]
     scratch = scratch[lo:hi]
@@ -259,13 +284,36 @@ def _sqrt_fma(lo, hi, op, a, b, c, out, scratch, mode, E, M, bias):
     return np.int64(fa)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def sqrt_fma_fp16_chunk(lo, hi, op, a, b, c, out, scratch, mode):
-    """Pass 1 of sqrt (op OP_SQRT; b, c unused) or fma(a, b, c) (OP_FMA) for fp16."""
-    return _sqrt_fma(lo, hi, op, a, b, c, out, scratch, mode, 5, 10, 15)
+@njit(**_NB)
+def sqrt_fp16_chunk(lo, hi, a, out, scratch, mode):
+    """Pass 1 of sqrt for fp16 (as the binary kernels)."""
+    return _sqrt_fma(lo, hi, OP_SQRT, a, a, a, out, scratch, mode, 5, 10, 15)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def sqrt_fma_bf16_chunk(lo, hi, op, a, b, c, out, scratch, mode):
-    """As sqrt_fma_fp16_chunk, for bf16."""
-    return _sqrt_fma(lo, hi, op, a, b, c, out, scratch, mode, 8, 7, 127)
+@njit(**_NB)
+def sqrt_bf16_chunk(lo, hi, a, out, scratch, mode):
+    return _sqrt_fma(lo, hi, OP_SQRT, a, a, a, out, scratch, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def fma_fp16_chunk(lo, hi, a, b, c, out, scratch, mode):
+    """Pass 1 of fma(a, b, c) for fp16 (as the binary kernels)."""
+    return _sqrt_fma(lo, hi, OP_FMA, a, b, c, out, scratch, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def fma_bf16_chunk(lo, hi, a, b, c, out, scratch, mode):
+    return _sqrt_fma(lo, hi, OP_FMA, a, b, c, out, scratch, mode, 8, 7, 127)
+
+
+FP16 = (5, 10, 15, 0)
+BF16 = (8, 7, 127, 0)
+KERNELS = {
+    (FP16, OP_ADD): add_fp16_chunk, (FP16, OP_SUB): sub_fp16_chunk,
+    (FP16, OP_MUL): mul_fp16_chunk, (FP16, OP_DIV): div_fp16_chunk,
+    (FP16, OP_SQRT): sqrt_fp16_chunk, (FP16, OP_FMA): fma_fp16_chunk,
+    (BF16, OP_ADD): add_bf16_chunk, (BF16, OP_SUB): sub_bf16_chunk,
+    (BF16, OP_MUL): mul_bf16_chunk, (BF16, OP_DIV): div_bf16_chunk,
+    (BF16, OP_SQRT): sqrt_bf16_chunk, (BF16, OP_FMA): fma_bf16_chunk,
+}
+"""(format params, op) -> pass-1 chunk kernel."""
