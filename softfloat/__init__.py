@@ -4,6 +4,9 @@ fp8, tf32 and custom formats) in every rounding mode, with IEEE flags.
 Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
 **values** (float64 arrays holding exactly representable values).
 """
+from . import _jitcache
+_jitcache.install()   # before any kernel module: numba picks the cache place at decoration
+
 from .context import Context, getcontext, localcontext, setcontext
 from .conversions import convert, from_bits, quantize, to_bits
 from .flags import Flags, flag_names
@@ -18,6 +21,8 @@ from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
 
 __version__ = "0.1.0"
 
+# Every public name, built from the submodules' own lists so that a name added
+# there is exported here too (tests/test_public_api.py checks both directions).
 __all__ = [
     "Context", "getcontext", "setcontext", "localcontext",
     "to_bits", "from_bits", "quantize", "convert",
@@ -25,4 +30,5 @@ __all__ = [
     "Format", "formats", "get_format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2",
     "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ",
     "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
+    *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
 ]

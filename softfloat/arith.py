@@ -62,22 +62,23 @@ def _setup(fmt, rounding, policies):
 
 
 def _kdtype(f):
-    """The dtype the kernels see: encodings of 8-bit formats are widened to uint16,
-    so that each kernel compiles for two array types (uint16, uint32), not three."""
+    """The dtype the fast kernels see: encodings of 8-bit formats are widened to
+    uint16, so that each compiles for two array types (uint16, uint32), not three.
+    The general kernels see uint32 only (`V.KERNEL_BITS`): one signature each."""
     return np.dtype(np.uint16) if f.nbits <= 16 else np.dtype(np.uint32)
 
 
-def _kbits(x, f, name):
+def _kbits(x, f, name, dtype=V.KERNEL_BITS):
     """Validated encodings of f, in the kernels' dtype, writable (a read-only
     array would make numba compile another specialization)."""
-    b = V.as_bits(x, f, name).astype(_kdtype(f), copy=False)
+    b = V.as_bits(x, f, name).astype(dtype, copy=False)
     return b if b.flags.writeable else b.copy()
 
 
-def _operands(arrays, f, names):
+def _operands(arrays, f, names, dtype=V.KERNEL_BITS):
     """Validate encodings and bring them to a common shape: returns
     (shape, [(flat array, index mask)])."""
-    bs = [_kbits(x, f, nm) for x, nm in zip(arrays, names)]
+    bs = [_kbits(x, f, nm, dtype) for x, nm in zip(arrays, names)]
     try:
         shape = np.broadcast_shapes(*(b.shape for b in bs))
     except ValueError:
@@ -105,7 +106,9 @@ def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
 
 
 def _flag_buffer(n, return_flags):
-    return np.empty(n if return_flags else 1, np.uint8)
+    # every operation with flags asks for this buffer first: the one check that
+    # return_flags is a real boolean (a truthy string must not switch it on)
+    return np.empty(n if V.boolean(return_flags, "return_flags") else 1, np.uint8)
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
@@ -144,30 +147,35 @@ def _eft_run(kernel, args, full, out, scratch, mode, general):
 
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
+    eft = op in _FAST_OPS and _eft_ok(f, res, pol)
+    fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
+            and res.fast_paths)
+    kdt = _kdtype(f) if fast else V.KERNEL_BITS
+    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, _kdtype(f))
+    out = np.empty(n, kdt)
     flg = _flag_buffer(n, return_flags)
-    if op in _FAST_OPS and _eft_ok(f, res, pol):
+    if fast:
         fa = fa if ma else np.full(n, fa[0], fa.dtype)
         fb = fb if mb else np.full(n, fb[0], fb.dtype)
         scratch = flg if return_flags else np.empty(n, np.uint8)
-
+    if eft:
+        # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
+        # the general kernel for the elements it leaves
         def general(subs, o2, f2):
-            return K.binary_array(op, subs[0], subs[1], -1, -1, o2, f2, True, *f.params, pol,
-                                  key, V.CHUNK)
+            s0, s1 = (x.astype(V.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.binary_array(op, s0, s1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            o2[:] = o
+            return r
 
         allf = _eft_run(EFT.KERNELS[f.params, _EFT_OP[op]], (fa, fb), (fa, fb), out, scratch,
                         int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
-    if (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
-            and res.fast_paths):
+    if fast:
         # two-pass kernel: a vectorized pass for normal operands and results, the
         # general path for the rest (softfloat._kernels.arith_fast)
-        fa = fa if ma else np.full(n, fa[0], fa.dtype)
-        fb = fb if mb else np.full(n, fb[0], fb.dtype)
-        scratch = flg if return_flags else np.empty(n, np.uint8)
         allf = binary_fast_array(op, fa, fb, out, scratch, return_flags, *f.params, pol,
                                  V.CHUNK)
     else:
@@ -189,28 +197,35 @@ def _compare(op, a, b, fmt, return_flags, policies):
 
 def _unary(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    x = _kbits(a, f, "a")
-    src = V.flat(x)
-    out = np.empty(src.size, _kdtype(f))
-    flg = _flag_buffer(src.size, return_flags)
+    flg = None
     if op == K.OP_SQRT and _eft_ok(f, res, pol):
+        x = _kbits(a, f, "a", _kdtype(f))
+        src = V.flat(x)
+        out = np.empty(src.size, x.dtype)
+        flg = _flag_buffer(src.size, return_flags)
         scratch = flg if return_flags else np.empty(src.size, np.uint8)
 
         def general(subs, o2, f2):
-            return K.unary_array(op, subs[0], o2, f2, True, *f.params, pol, key, V.CHUNK)
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.unary_array(op, subs[0].astype(V.KERNEL_BITS), o, f2, True, *f.params, pol,
+                              key, V.CHUNK)
+            o2[:] = o
+            return r
 
         allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_SQRT], (src,), (src,), out,
                         scratch, int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
+    x = _kbits(a, f, "a")
+    src = V.flat(x)
+    out = np.empty(src.size, V.KERNEL_BITS)
+    if flg is None:
+        flg = _flag_buffer(src.size, return_flags)
     allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
 
-def _check_bool(v, name):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
+_check_bool = V.boolean
 
 
 _POLICY_DOC = """
@@ -274,23 +289,32 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
-    shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"))
+    eft = _eft_ok(f, res, pol)
+    shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"),
+                                                      _kdtype(f) if eft else V.KERNEL_BITS)
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, _kdtype(f))
     flg = _flag_buffer(n, return_flags)
-    if _eft_ok(f, res, pol):
+    if eft:
+        # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
+        # the general kernel for the elements it leaves
         full = tuple(x if m else np.full(n, x[0], x.dtype) for x, m in ((fa, ma), (fb, mb),
                                                                          (fc, mc)))
+        out = np.empty(n, fa.dtype)
         scratch = flg if return_flags else np.empty(n, np.uint8)
 
         def general(subs, o2, f2):
-            return K.fma_array(subs[0], subs[1], subs[2], -1, -1, -1, o2, f2, True, *f.params,
-                               pol, key, V.CHUNK)
+            s0, s1, s2 = (x.astype(V.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.fma_array(s0, s1, s2, -1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            o2[:] = o
+            return r
 
         allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_FMA], full, full, out, scratch,
                         int(res.rounding), general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
+        fa, fb, fc = (x.astype(V.KERNEL_BITS) for x in (fa, fb, fc))
+    out = np.empty(n, V.KERNEL_BITS)
     allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
                        V.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
@@ -322,7 +346,7 @@ def _fnuz_fixed(x, r, f):
 
 
 def _signop_result(r, return_flags):
-    if return_flags:
+    if V.boolean(return_flags, "return_flags"):
         return r, np.zeros(r.shape, np.uint8)
     return r
 
@@ -429,11 +453,12 @@ def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     x = _kbits(a, f, "a")
     src = V.flat(x)
-    out = np.empty(src.size, np.int32 if ibits == 32 else np.int64)
+    out = np.empty(src.size, np.int64)      # one signature; int32 results narrowed below
     flg = _flag_buffer(src.size, return_flags)
     allf = K.to_int_array(src, out, flg, return_flags, ibits, exact, *f.params, pol, key,
                           V.CHUNK)
-    return _finish(out, flg, allf, res, x.shape, return_flags)
+    return _finish(out, flg, allf, res, x.shape, return_flags,
+                   np.int32 if ibits == 32 else None)
 
 
 def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
@@ -479,8 +504,8 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
         sr_bits=sr_bits, seed=seed, rng=rng))
-    src = V.flat(arr.astype(np.int64, copy=False))
-    out = np.empty(src.size, _kdtype(f))
+    src = V.writable(V.flat(arr.astype(np.int64, copy=False)))
+    out = np.empty(src.size, V.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)
     allf = K.from_int_array(src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, arr.shape, return_flags, f.dtype)

@@ -8,6 +8,7 @@ import numpy as np
 from . import _validate as V
 from ._kernels import convert_hw as HW
 from ._kernels import hw
+from ._kernels.codes import NAN_KEEP, P_NAN
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
@@ -51,40 +52,54 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
+    return_flags = V.boolean(return_flags, "return_flags")
     pol = kernel_policy(res, dst)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    src = V.flat(src_int)
-    out = np.empty(src.size, dst.dtype)
+    src = V.writable(V.flat(src_int))
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
     hwk = _hw_kernel(src_fmt, dst, res, return_flags, pol)
     if hwk is not None:
-        view = src if hwk is HW.f32_bf16_chunk else src.view(_HOST_FLOAT[src.dtype.itemsize])
+        # float32/float64 -> fp16/bf16 at hardware pace (softfloat._kernels.convert_hw)
+        out = np.empty(src.size, dst.dtype)
+        fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
         mode = int(res.rounding)
-        r = run_chunks(hwk, src.size, view, out, mode, *HW.thresholds(dst.params, mode))
+        r = run_chunks(hwk, src.size, src if hwk is HW.f32_bf16_chunk else fsrc, out, mode,
+                       *HW.thresholds(dst.params, mode))
         if r >= 0:
             allf = r & 255
             if r & 256:
                 # NaN inputs: the general kernel decides their encodings and flags
-                idx = np.flatnonzero(np.isnan(src.view(_HOST_FLOAT[src.dtype.itemsize])))
-                sub = np.ascontiguousarray(src[idx])
-                o2 = np.empty(sub.size, dst.dtype)
-                allf |= run_chunks(convert_chunk, sub.size, sub, o2, flg, False, sE, sM, sb,
+                idx = np.flatnonzero(np.isnan(fsrc))
+                s2, o2 = V.kernel_io(np.ascontiguousarray(src[idx]), idx.size)
+                allf |= run_chunks(convert_chunk, idx.size, s2, o2, flg, False, sE, sM, sb,
                                    sk, dE, dM, db, dk, pol, key)
                 out[idx] = o2
             res.context.flags |= Flags(int(allf))
             return out.reshape(shape)
-        # r < 0: FTZ/DAZ set in MXCSR: the integer kernels below
-    if res.fast_paths and sk == 0 and sM > dM and db <= sb:
-        # IEEE source whose normal range covers the target's: the branch-free,
-        # vectorized kernel (identical results; see softfloat._kernels.convert).
-        kernel = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk), fast_chunk)
-        allf = run_chunks(kernel, src.size, src, out, flg, return_flags, sE, sM, sb,
+        # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
+    fast_ok = (res.fast_paths and sk == 0 and sM > dM and db <= sb
+               and pol[P_NAN] != NAN_KEEP)
+    spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
+    if spec is not None:
+        # a hot pair: its own kernel, native dtypes, formats as constants
+        out = np.empty(src.size, dst.dtype)
+        allf = run_chunks(spec, src.size, src, out, flg, return_flags, sE, sM, sb,
                           dE, dM, db, dk, pol, key)
     else:
-        allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
-                          sk, dE, dM, db, dk, pol, key)
+        # Every other pair: one array signature per kernel (int64 sources, uint32
+        # encodings out), so that each kernel compiles once, not once per dtype pair.
+        src, out = V.kernel_io(src, src.size)
+        if fast_ok:
+            # IEEE source whose normal range covers the target's: the branch-free,
+            # vectorized kernel (identical results; see softfloat._kernels.convert).
+            allf = run_chunks(fast_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
+                              dE, dM, db, dk, pol, key)
+        else:
+            allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM,
+                              sb, sk, dE, dM, db, dk, pol, key)
+        out = out.astype(dst.dtype, copy=False)
     res.context.flags |= Flags(int(allf))
     out = out.reshape(shape)
     if return_flags:
@@ -134,7 +149,9 @@ def from_bits(bits, fmt) -> np.ndarray:
     """
     f = V.target_format(fmt)
     b = V.as_bits(bits, f)
-    src = V.flat(b)
+    src = V.writable(V.flat(b))
+    if src.dtype != np.uint16:          # one signature beside the hot uint16 one
+        src = src.astype(np.uint32)
     out = np.empty(src.size, np.int64)
     run_chunks(to_float64_chunk, src.size, src, out, *f.params)
     return out.view(np.float64).reshape(b.shape)
