@@ -37,14 +37,15 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
         return None
     d = dst.params
     s = src_fmt.params
+    rne = res.rounding == Rounding.NEAREST_EVEN
     if s == FP32.params:
         if d == _FP16_PARAMS and hw.use_hw():
-            return HW.f32_fp16_chunk
+            return HW.f32_fp16_rne_chunk if rne else HW.f32_fp16_chunk
         if d == _BF16_PARAMS:
             return HW.f32_bf16_chunk
     elif s == FP64.params and hw.use_hw():
         if d == _FP16_PARAMS:
-            return HW.f64_fp16_chunk
+            return HW.f64_fp16_rne_chunk if rne else HW.f64_fp16_chunk
         if d == _BF16_PARAMS:
             return HW.f64_bf16_chunk
     return None

@@ -311,7 +311,7 @@ def test_hw_kernels_are_used_and_compile_to_f16c():
     from softfloat._kernels import convert_hw
     x = np.float32([1.0, 2.0 ** -20, 65520.0])
     assert sf.to_bits(x, "fp16").tolist() == [0x3C00, 0x0010, 0x7C00]
-    assert any(str(sig[2].dtype) == "float32" for sig in convert_hw.f32_fp16_chunk.signatures)
+    assert any(str(sig[2].dtype) == "float32" for sig in convert_hw.f32_fp16_rne_chunk.signatures)
 
 
 def test_matmul_nan_addend_keeps_its_nan():

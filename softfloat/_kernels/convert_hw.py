@@ -178,68 +178,89 @@ def thresholds(dst_params, mode):
 # the OR of the flags of the non-NaN elements | 256 when a NaN was seen
 # --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def f32_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16."""
+def f32_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float32, out uint16, nearest-even: the first kernel most sessions
+    compile, kept to one small loop (mode is ignored)."""
     if _env_bad():
         return -1
     src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
     out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
     nan = False
     fl = _0
-    if mode == _RNE:
-        for i in range(hi - lo):
-            x = src[i]
-            h = f32_to_f16(x)
-            out[i] = h
-            ux = f32_bits(x) & np.int32(0x7FFFFFFF)
-            inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-            fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
-            nan |= x != x
-    else:
-        m_rna = np.int32(mode == _RNA)
-        m_odd = np.int32(mode == _RTO)
-        m_up = np.int32(mode == _RUP)
-        m_dn = np.int32(mode == _RDN)
-        for i in range(hi - lo):
-            x = src[i]
-            h, f = _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
-            out[i] = h
-            fl |= f
-            nan |= x != x
+    for i in range(hi - lo):
+        x = src[i]
+        h = f32_to_f16(x)
+        out[i] = h
+        ux = f32_bits(x) & np.int32(0x7FFFFFFF)
+        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
+        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        nan |= x != x
     return np.int64(fl) | (256 if nan else 0)
 
 
 @njit(cache=True, nogil=True)
-def f64_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16."""
+def f32_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float32, out uint16, a mode other than nearest-even."""
     if _env_bad():
         return -1
-    src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
-    out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
+    src = src[lo:hi]
+    out = out[lo:hi]
     nan = False
     fl = _0
     m_rna = np.int32(mode == _RNA)
     m_odd = np.int32(mode == _RTO)
     m_up = np.int32(mode == _RUP)
     m_dn = np.int32(mode == _RDN)
-    if mode == _RNE:
-        for i in range(hi - lo):
-            x = src[i]
-            y = bits_f32(_rto32(x))
-            h = f32_to_f16(y)
-            out[i] = h
-            ux = f32_bits(y) & np.int32(0x7FFFFFFF)
-            inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-            fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
-            nan |= x != x
-    else:
-        for i in range(hi - lo):
-            x = src[i]
-            h, f = _fp16_from_f32(bits_f32(_rto32(x)), m_rna, m_odd, m_up, m_dn,
-                                  t_on, t_oa, t_tn, t_ta)
-            out[i] = h
-            fl |= f
-            nan |= x != x
+    for i in range(hi - lo):
+        x = src[i]
+        h, f = _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
+        out[i] = h
+        fl |= f
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f64_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16, nearest-even (mode is ignored)."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    nan = False
+    fl = _0
+    for i in range(hi - lo):
+        x = src[i]
+        y = bits_f32(_rto32(x))
+        h = f32_to_f16(y)
+        out[i] = h
+        ux = f32_bits(y) & np.int32(0x7FFFFFFF)
+        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
+        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f64_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16, a mode other than nearest-even."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    nan = False
+    fl = _0
+    m_rna = np.int32(mode == _RNA)
+    m_odd = np.int32(mode == _RTO)
+    m_up = np.int32(mode == _RUP)
+    m_dn = np.int32(mode == _RDN)
+    for i in range(hi - lo):
+        x = src[i]
+        h, f = _fp16_from_f32(bits_f32(_rto32(x)), m_rna, m_odd, m_up, m_dn,
+                              t_on, t_oa, t_tn, t_ta)
+        out[i] = h
+        fl |= f
+        nan |= x != x
     return np.int64(fl) | (256 if nan else 0)
 
 
