@@ -18,6 +18,7 @@ from .arith import *  # noqa: F401,F403  (issue 3: arithmetic on encodings)
 from .accumulate import *  # noqa: F401,F403  (issue 4: sum, dot, matmul models)
 from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array type)
 from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
+from .model_hook import platform_cumsum, register_model  # noqa: F401  (issue 14)
 
 __version__ = "0.1.0"
 
@@ -31,4 +32,5 @@ __all__ = [
     "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ",
     "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
+    "platform_cumsum", "register_model",
 ]

@@ -434,8 +434,18 @@ def test_platform_op(op, operands, platform):
     ok, r = _call(sf.platform_op, op, *operands, fmt="fp16", platform=platform)
     if ok:
         assert op in sf.PLATFORM_OPS and len(operands) == sf.PLATFORM_OPS[op]
-        assert all(bits_ok(x, "fp16") for x in operands)
+        # operands are fp16 encodings, or scalars read as values (Python or
+        # signed numpy float/int, never bool), with at least one array of encodings
+        arrays = [x for x in operands if not _platform_scalar(x)]
+        assert arrays and all(bits_ok(x, "fp16") for x in arrays)
         assert r.shape == _bshape(*operands) and r.dtype == np.uint16
+
+
+def _platform_scalar(x) -> bool:
+    """platform_op's documented scalar operand: a Python or numpy float or signed int."""
+    if isinstance(x, (bool, np.bool_, np.ndarray)):
+        return False
+    return isinstance(x, (float, int, np.floating, np.signedinteger))
 
 
 @pytest.mark.parametrize("factory, args, kw", [
