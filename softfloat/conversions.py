@@ -25,9 +25,10 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
-    if sk == 0 and sM > dM and db <= sb:
+    if sk == 0 and sM > dM and db <= sb and dk != 4:
         # IEEE source whose normal range covers the target's: the branch-free,
         # vectorized kernel (identical results; see softfloat._kernels.convert).
+        # Not for fnu targets (e8m0: no sign, no zero, no subnormals).
         kernel = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk), fast_chunk)
         allf = run_chunks(kernel, src.size, src, out, flg, return_flags, sE, sM, sb,
                           dE, dM, db, dk, pol, key)

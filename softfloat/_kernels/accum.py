@@ -15,7 +15,7 @@ from .._parallel import run_chunks
 
 from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INVALID, P_DAZ, P_MODE,
                    P_NAN, P_NANBITS, P_OVF, P_SRBITS, RDN, RSR, clz64, inf_bits,
-                   make_nan, rand_bits, round_pack, shift_right_jam, unpack, zero_bits)
+                   make_nan, rand_bits, round_pack, shift_right_jam, unpack, zero_bits, zero_flags)
 
 # Program op kinds (see softfloat.accumulate._program).
 OP_LEAF, OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C = 0, 1, 2, 3, 4
@@ -39,7 +39,7 @@ def round_value(cls, sign, exp, sig, E, M, bias, kind, pol, rb):
     if cls == C_FINITE:
         return round_pack(sign, exp, sig, E, M, bias, kind, pol, rb)
     if cls == C_ZERO:
-        return zero_bits(sign, E, M, kind), 0
+        return zero_bits(sign, E, M, kind), zero_flags(kind)
     if cls == C_INF:
         return inf_bits(sign, E, M, kind, pol[P_OVF], pol[P_NANBITS])
     fl = F_INVALID if cls == C_SNAN else 0
@@ -83,8 +83,8 @@ def add_round(c1, s1, e1, m1, c2, s2, e2, m2, E, M, bias, kind, pol, rb):
     if c1 == C_ZERO:
         if c2 == C_ZERO:
             if s1 == s2:
-                return zero_bits(s1, E, M, kind), 0
-            return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), 0
+                return zero_bits(s1, E, M, kind), zero_flags(kind)
+            return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), zero_flags(kind)
         return round_pack(s2, e2, m2, E, M, bias, kind, pol, rb)
     if c2 == C_ZERO:
         return round_pack(s1, e1, m1, E, M, bias, kind, pol, rb)
@@ -104,7 +104,7 @@ def add_round(c1, s1, e1, m1, c2, s2, e2, m2, E, M, bias, kind, pol, rb):
     if s1 == s2:
         return round_pack(s1, e1, m1 + m2, E, M, bias, kind, pol, rb)
     if m1 == m2:
-        return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), 0
+        return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), zero_flags(kind)
     if m1 > m2:
         return round_pack(s1, e1, m1 - m2, E, M, bias, kind, pol, rb)
     return round_pack(s2, e1, m2 - m1, E, M, bias, kind, pol, rb)

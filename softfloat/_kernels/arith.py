@@ -26,7 +26,7 @@ from .._parallel import run_chunks
 from .core import (C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
                    OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, RDN, RSR,
                    C_INF, clz64, inf_bits, make_nan, rand_bits, round_pack,
-                   shift_right_jam, unpack, zero_bits)
+                   shift_right_jam, unpack, zero_bits, zero_flags)
 
 # Binary operation codes (binary_array).
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX, OP_MINNUM, OP_MAXNUM = range(8)
@@ -85,7 +85,7 @@ def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, ki
     if code == R_BITS:
         return m, fx
     if code == R_ZERO:
-        return zero_bits(s, E, M, kind), fx
+        return zero_bits(s, E, M, kind), fx | zero_flags(kind)
     if code == R_INF:
         b, f = inf_bits(s, E, M, kind, pol[P_OVF], pol[P_NANBITS])
         return b, f | fx
@@ -386,7 +386,7 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     """Signed 64-bit integer -> encoding, rounded once."""
     v = np.int64(v)
     if v == 0:
-        return zero_bits(_I0, E, M, kind), 0
+        return zero_bits(_I0, E, M, kind), zero_flags(kind)
     s = _I0
     e = _I0
     if v < 0:

@@ -3,9 +3,9 @@ target format, directly with one rounding; and encodings to exact float64."""
 import numpy as np
 from numba import njit, prange
 
-from .core import (C_FINITE, C_INF, C_SNAN, C_ZERO, F_INVALID, K_IEEE, P_DAZ, P_FTZ, P_MODE, P_TINB,
+from .core import (C_FINITE, C_INF, C_SNAN, C_ZERO, F_INVALID, K_FINITE, K_IEEE, P_DAZ, P_FTZ, P_MODE, P_TINB,
                    P_NAN, P_NANBITS, P_OVF, P_SRBITS, RSR, clz64, inf_bits, make_nan, max_mag, overflow_result,
-                   rand_bits, round_pack, unpack, zero_bits)
+                   rand_bits, round_pack, unpack, zero_bits, zero_flags)
 
 
 @njit(cache=True, inline="always")
@@ -18,11 +18,12 @@ def convert_one(x, sE, sM, sb, sk, dE, dM, db, dk, pol, key, idx):
             r = rand_bits(key, idx, pol[P_SRBITS])
         return round_pack(sign, exp, sig, dE, dM, db, dk, pol, r)
     if cls == C_ZERO:
-        return zero_bits(sign, dE, dM, dk), 0
+        return zero_bits(sign, dE, dM, dk), zero_flags(dk)
     if cls == C_INF:
         return inf_bits(sign, dE, dM, dk, pol[P_OVF], pol[P_NANBITS])
     # NaN: the source fraction is the payload (ieee sources); fn/fnuz carry none.
-    flags = F_INVALID if cls == C_SNAN else 0
+    # A finite target has no NaN: any NaN input is invalid there (and gives +0).
+    flags = F_INVALID if (cls == C_SNAN or dk == K_FINITE) else 0
     if sk == K_IEEE:
         return make_nan(sign, sig, sM, dE, dM, dk, pol[P_NAN], pol[P_NANBITS]), flags
     return make_nan(sign, np.int64(0), 1, dE, dM, dk, pol[P_NAN], pol[P_NANBITS]), flags
@@ -90,6 +91,7 @@ def fast_constants(dE, dM, db, dk, pol):
         out[5 + s] = make_nan(np.int64(s), np.int64(0), 1, dE, dM, dk, pol[P_NAN], pol[P_NANBITS])
     out[7] = 1 if (dk == K_IEEE and pol[P_NAN] == 0) else 0
     out[8] = max_mag(dE, dM, dk)
+    out[9] = 1 if dk == K_FINITE else 0      # every NaN input is invalid (no NaN there)
     return out
 
 
@@ -180,7 +182,7 @@ def _fast_one(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd,
                | (frac >> (sM - dM)))
     nanres = _sel(cst[7], nanprop, _sel(sign, cst[6], cst[5]))
     spres = _sel(isnan, nanres, _sel(sign, cst[3], cst[2]))
-    spfl = _sel(isnan, (1 - quiet) << 4, cst[4])
+    spfl = _sel(isnan, ((1 - quiet) | cst[9]) << 4, cst[4])
     res = _sel(special, spres, res)
     flags = _sel(special, spfl, flags)
     return res, flags

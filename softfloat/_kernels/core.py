@@ -10,8 +10,9 @@ RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
 F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
 # Overflow policies.
 OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
-# Format kinds.
-K_IEEE, K_FN, K_FNUZ = 0, 1, 2
+# Format kinds (softfloat.formats): K_FINITE has no infinity and no NaN (OCP fp4/fp6),
+# K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
+K_IEEE, K_FN, K_FNUZ, K_FINITE, K_FNU = 0, 1, 2, 3, 4
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN policies.
@@ -84,10 +85,12 @@ def unpack(bits, E, M, bias, kind, daz):
             if frac >> (M - 1):
                 return C_QNAN, sign, np.int64(0), frac
             return C_SNAN, sign, np.int64(0), frac
-    elif kind == K_FN:
+    elif kind == K_FN or kind == K_FNU:
         if efield == eall and frac == (np.int64(1) << M) - 1:
             return C_QNAN, sign, np.int64(0), frac
-    else:
+        if kind == K_FNU:             # no subnormals: field 0 is 2**-bias
+            return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
+    elif kind == K_FNUZ:
         if sign == 1 and efield == 0 and frac == 0:
             return C_QNAN, sign, np.int64(0), frac
     if efield == 0:
@@ -104,10 +107,15 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
 
     propagate: the source's sign and top fraction bits, quieted (SoftFloat 8086-SSE);
     a fresh NaN is the format's default NaN. canonical: always ``nanbits``.
-    fn formats keep the sign under propagate; fnuz has a single NaN.
+    fn formats keep the sign under propagate; fnuz and fnu have a single NaN;
+    finite formats have none: +0 stands for it (the caller raises invalid).
     """
     if kind == K_FNUZ:
         return np.int64(1) << (E + M)
+    if kind == K_FNU:
+        return (np.int64(1) << (E + M)) - 1
+    if kind == K_FINITE:
+        return np.int64(0)
     if nanmode == NAN_CANONICAL:
         return nanbits
     if kind == K_FN:                  # one NaN per sign: the sign is the payload
@@ -144,15 +152,16 @@ def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
         return (((np.int64(1) << E) - 1) << M) - 1
-    if kind == K_FN:
+    if kind == K_FN or kind == K_FNU:
         return (np.int64(1) << (E + M)) - 2
     return (np.int64(1) << (E + M)) - 1
 
 
 @njit(cache=True, inline="always")
 def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
-    """Encoding for an overflowed result (the flags are the caller's)."""
-    if ovf == OVF_SATURATE:
+    """Encoding for an overflowed result (the flags are the caller's).
+    finite formats saturate in every mode (OCP MX v1.0: conversions saturate)."""
+    if ovf == OVF_SATURATE or kind == K_FINITE:
         return (sign << (E + M)) | max_mag(E, M, kind)
     to_inf = (mode == RNE or mode == RNA or mode == RSR
               or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
@@ -173,13 +182,17 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     """
     mode = pol[P_MODE]
     flags = 0
+    fnu = kind == K_FNU
+    if fnu and sign == 1:             # fnu (e8m0) has no negative values
+        return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_PROPAGATE, pol[P_NANBITS]), F_INVALID
     # 1. Normalize: leading one at bit 62.
     lz = clz64(sig) - 1
     sig = sig << lz
     exp = exp - lz
     e = exp + 62                      # exponent of the leading bit
     emin = 1 - bias
-    tiny_before = e < emin
+    # fnu has no subnormals: it rounds to M bits at every exponent (see step 6)
+    tiny_before = e < emin and not fnu
     # 2. Rounding point: M fraction bits for normal results, fewer below emin.
     sh = 62 - M
     if tiny_before:
@@ -215,6 +228,13 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
         flags |= F_OVERFLOW | F_INEXACT
         return overflow_result(sign, E, M, kind, mode, pol[P_OVF], pol[P_NANBITS]), flags
     # 6. Tininess and underflow.
+    if fnu:
+        # mag = ((e + bias - 1) << M) + q is the encoding of q * 2**(e - M) also
+        # below 2**-bias (negative there; 0 exactly at 2**-bias, reached by a carry
+        # from e = -bias - 1). No zero, no subnormals: clamp to 2**-bias.
+        if mag < 0:
+            return np.int64(0), flags | F_UNDERFLOW | F_INEXACT
+        return mag, flags
     tiny = tiny_before
     if tiny and e == emin - 1 and pol[P_TINB] == 0 and mode != RSR and mode != RTO:
         # after rounding: would rounding to full precision carry up to 2**emin?
@@ -236,17 +256,32 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
 
 @njit(cache=True, inline="always")
 def zero_bits(sign, E, M, kind):
+    """Encoding of a zero result. fnu formats have no zero: their NaN (callers
+    raise invalid there: see `zero_flags`)."""
     if kind == K_FNUZ:
         return np.int64(0)
+    if kind == K_FNU:
+        return (np.int64(1) << (E + M)) - 1
     return sign << (E + M)
+
+
+@njit(cache=True, inline="always")
+def zero_flags(kind):
+    """Flags of a zero result: invalid for fnu formats, which have no zero."""
+    return F_INVALID if kind == K_FNU else 0
 
 
 @njit(cache=True, inline="always")
 def inf_bits(sign, E, M, kind, ovf, nanbits):
     """Encoding for an exact infinite result; formats without infinity give NaN
-    (or their largest value when overflow saturates). Returns (bits, flags)."""
+    (or their largest value when overflow saturates); finite formats (no NaN) give
+    their largest value and raise invalid; fnu gives NaN for -inf. Returns (bits, flags)."""
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
+    if kind == K_FINITE:
+        return (sign << (E + M)) | max_mag(E, M, kind), F_INVALID
+    if kind == K_FNU and sign == 1:
+        return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_PROPAGATE, nanbits), F_INVALID
     if ovf == OVF_SATURATE:
         return (sign << (E + M)) | max_mag(E, M, kind), 0
     return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits), F_INVALID
