@@ -221,7 +221,7 @@ def test_unknown_name_lists_choices():
     (dict(name="x", ebits=5, mbits=0), "mbits"),
     (dict(name="x", ebits=5.0, mbits=3), "ebits"),
     (dict(name="x", ebits=True, mbits=3), "ebits"),
-    (dict(name="x", ebits=5, mbits=3, kind="fnu"), "kind"),
+    (dict(name="x", ebits=5, mbits=3, kind="fnz"), "kind"),
     (dict(name="", ebits=5, mbits=3), "name"),
     (dict(name="x", ebits=5, mbits=3, bias=1.5), "bias"),
 ])
