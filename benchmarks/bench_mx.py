@@ -12,9 +12,14 @@ import json
 import sys
 import time
 
+import os
+
 import numpy as np
 
 from _timing import best
+
+# the checkout this script lives in, ahead of any installed softfloat
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -78,7 +83,7 @@ def main():
         nb = args.gfloat_blocks
         blocks = x.reshape(-1, 32)[:nb].astype(np.float64)
         for fmt in et:
-            bfi = BlockFormatInfo(fmt, et[fmt], 32, format_info_ocp_e8m0)
+            bfi = et[fmt]
 
             def g():
                 for b in blocks:

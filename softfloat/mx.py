@@ -44,8 +44,10 @@ P_i = round(V_i / X * 64) clamped to [-127, 127] (symmetric, as microxcaling).
 
 NVFP4 (NVIDIA): per 16 elements an e4m3 scale s = round(amax / (6 * ts)) with one
 rounding, ``"nearest"`` (to nearest even, the default, as torchao/TE) or ``"up"``
-(upward: no element saturates); s is clamped to [2**-9, 448] (torchao's clamp) and
-a NaN/infinity in the block gives the e4m3 NaN (0x7F) scale. ts is the fp32
+(upward: no element saturates), subnormal e4m3 scales included; s saturates at
+448, and a block whose s would round to 0 gets the smallest subnormal 2**-9 (torchao
+instead clamps s below at 2**-6, e4m3's smallest normal: docs/mx.md); a NaN or an
+infinity in the block gives the e4m3 NaN (0x7F) scale. ts is the fp32
 per-tensor scale: keyword ``tensor_scale`` of both `quantize` and `dequantize`
 (default 1.0, i.e. single-level scaling, as torchao with ``per_tensor_scale=None``);
 `nvfp4_tensor_scale(x)` gives the usual choice amax(x) / (448 * 6) rounded to

@@ -89,8 +89,8 @@ Z, FIN, INF, QNAN, SNAN = 0, 1, 2, 3, 4
 INEXACT, UNDERFLOW, OVERFLOW, INFINITE, INVALID = 1, 2, 4, 8, 16
 # rounding codes (softfloat.Rounding)
 RNE, RNA, RTZ, RUP, RDN, RTO = 0, 1, 2, 3, 4, 5
-# kinds
-IEEE, FN, FNUZ = 0, 1, 2
+# kinds (FINITE: no infinity, no NaN: OCP fp4/fp6; the sweeps do not take fnu/e8m0)
+IEEE, FN, FNUZ, FINITE = 0, 1, 2, 3
 
 _SPLIT = 134217729.0      # 2**27 + 1: Veltkamp's splitter for float64
 
@@ -173,7 +173,10 @@ def _exact_op(op, x, y):
 # rounding of x = 4*sig*2**(ex-2) + s (round to odd at 55 bits) into a format
 @njit(cache=True)
 def _nan_out(sign, frac, fM, have, E, M, kind, dnan):
-    """NaN encoding: quieted source (sign, frac of fM bits) when ``have``."""
+    """NaN encoding: quieted source (sign, frac of fM bits) when ``have``.
+    FINITE formats have no NaN: +0 stands for it."""
+    if kind == FINITE:
+        return np.int64(0)
     if kind == FNUZ:
         return np.int64(1) << (E + M)
     if kind == FN:
@@ -193,6 +196,8 @@ def _inf_out(sign, E, M, kind, dnan):
     """Exact infinite result: (bits, extra flags); no infinity -> NaN, invalid."""
     if kind == IEEE:
         return (np.int64(sign) << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
+    if kind == FINITE:           # the largest value of that sign, invalid
+        return (np.int64(sign) << (E + M)) | ((np.int64(1) << (E + M)) - 1), INVALID
     return _nan_out(sign, 0, 1, False, E, M, kind, dnan), INVALID
 
 
@@ -262,7 +267,7 @@ def _round_to_format(hi, s, E, M, bias, kind, fmax, mode, dnan):
         flags |= OVERFLOW | INEXACT
         to_inf = mode == RNE or mode == RNA or (mode == RUP and sign == 0) or \
             (mode == RDN and sign == 1)
-        if to_inf:
+        if to_inf and kind != FINITE:        # FINITE formats saturate in every mode
             if kind == IEEE:
                 return (np.int64(sign) << (E + M)) | (((np.int64(1) << E) - 1) << M), flags
             return _nan_out(sign, 0, 1, False, E, M, kind, dnan), flags
@@ -286,6 +291,8 @@ def _special(op, ca, va, sa, fa, cb, vb, sb, fb, sM, sk, E, M, bias, kind, mode,
     # NaN operands
     if ca >= QNAN or (op <= OP_DIV and cb >= QNAN):
         fl = INVALID if (ca == SNAN or (op <= OP_DIV and cb == SNAN)) else 0
+        if kind == FINITE:                 # no NaN to give: +0 and invalid
+            fl = INVALID
         if op == OP_CONV and sk != IEEE:
             return True, _nan_out(sa, 0, 1, True, E, M, kind, dnan), fl
         if ca >= QNAN:

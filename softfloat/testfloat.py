@@ -51,7 +51,8 @@ __all__ = ["Function", "Options", "Cases", "Report", "CLASSES", "parse_function"
 # --------------------------------------------------------------------------
 _TOKENS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "tf32": "tf32",
            "f8e4m3": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f8e4m3fnuz": "fp8_e4m3fnuz",
-           "f8e5m2fnuz": "fp8_e5m2fnuz"}
+           "f8e5m2fnuz": "fp8_e5m2fnuz", "f4e2m1": "fp4_e2m1", "f6e2m3": "fp6_e2m3",
+           "f6e3m2": "fp6_e3m2", "e8m0": "e8m0"}
 _TOKEN_OF = {v: k for k, v in _TOKENS.items()}
 
 _BINARY = ("add", "sub", "mul", "div")
@@ -257,8 +258,10 @@ def _is_nan(bits: np.ndarray, fmt: Format) -> np.ndarray:
     mag = b & np.uint64(fmt.sign_mask - 1)
     if fmt.kind == "ieee":
         return mag > np.uint64(fmt.inf_bits)
-    if fmt.kind == "fn":
+    if fmt.kind in ("fn", "fnu"):
         return mag == np.uint64(fmt.sign_mask - 1)
+    if fmt.kind == "finite":
+        return np.zeros(b.shape, bool)
     return b == np.uint64(fmt.sign_mask)
 
 

@@ -412,3 +412,59 @@ def test_integers(fmt):
     fin = np.isfinite(vals) & (np.abs(vals) < 2.0 ** 31)
     assert np.array_equal(v[fin], np.trunc(vals[fin]).astype(np.int32))
     assert (v[~fin] == -2**31).all()
+
+
+# --------------------------------------------------------------------------
+# hypothesis strategies, TestFloat vectors and sweeps take the new formats
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", NEW)
+def test_strategies(fmt):
+    from hypothesis import given, settings
+    from softfloat import strategies as S
+    f = get_format(fmt)
+
+    @settings(max_examples=60, deadline=None)
+    @given(S.encodings(fmt), S.values(fmt, min_value=0.25, max_value=4.0))
+    def check(b, v):
+        assert 0 <= int(b) < (1 << f.nbits)
+        assert 0.25 <= v <= 4.0 and from_bits(to_bits(v, fmt), fmt) == v
+
+    check()
+    if not f.has_nan:
+        with pytest.raises(ValueError, match="no NaN"):
+            S.encodings(fmt, allow_nan=True)
+
+
+@pytest.mark.parametrize("op, fmt, mode", [("add", "fp4_e2m1", "nearest_even"),
+                                           ("mul", "fp6_e3m2", "toward_zero"),
+                                           ("div", "fp6_e2m3", "upward"),
+                                           ("convert:fp4_e2m1", "fp8_e4m3", "downward")])
+def test_sweeps(op, fmt, mode):
+    """The sweep engine's independent oracle (softfloat/oracles.py, kind FINITE)
+    agrees with the kernels on every case."""
+    from softfloat import sweep as S
+    rep = S.run_sweep(op, fmt, mode)
+    assert rep["cases"] == (1 << (2 * get_format(fmt).nbits) if op in ("add", "mul", "div")
+                            else 256)
+    assert rep["mismatches"] == 0, rep.get("examples")
+    with pytest.raises(ValueError, match="fnu"):
+        S.run_sweep("add", "e8m0")
+
+
+def test_testfloat_vectors():
+    """TestFloat-style vectors (softfloat.testfloat) for the new formats: operands
+    in range, and each expected result is the one the exact reference gives."""
+    from softfloat import testfloat as T
+    for fn, op, fmt in (("f4e2m1_add", "add", "fp4_e2m1"), ("f6e3m2_mul", "mul", "fp6_e3m2"),
+                        ("f6e2m3_div", "div", "fp6_e2m3"), ("e8m0_mul", "mul", "e8m0"),
+                        ("e8m0_sqrt", "sqrt", "e8m0")):
+        n = 0
+        for chunk in T.generate(fn, level=1):
+            ops = [np.asarray(o) for o in chunk.operands]
+            for o in ops:
+                assert int(o.max()) < (1 << get_format(fmt).nbits)
+            for i in range(0, len(chunk.result), 11):
+                want = ref_op(op, fmt, "nearest_even", *[int(o[i]) for o in ops])
+                assert (int(chunk.result[i]), int(chunk.flags[i])) == want, (fn, i)
+                n += 1
+        assert n > 20, fn

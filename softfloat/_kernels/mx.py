@@ -125,8 +125,8 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
 
     stype 0: E8M0 scales (MX); 1: e4m3 scales times the per-tensor scale
     ts_sig * 2**ts_exp (NVFP4), the e4m3 scale being amax / (max_elem * ts)
-    rounded once by ``scale_pol`` (nearest-even or upward, saturating), and
-    clamped below to 2**-9 (the smallest e4m3 subnormal, as torchao)."""
+    rounded once by ``scale_pol`` (nearest-even or upward, saturating); a scale
+    that rounds to 0 becomes 2**-9 (the smallest e4m3 subnormal)."""
     nbr = (R + br - 1) // br
     nbc = (C + bc - 1) // bc
     magmask = (np.int64(1) << (hE + hM)) - 1
