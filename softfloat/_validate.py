@@ -20,6 +20,9 @@ def as_values(x, name="x") -> np.ndarray:
     if hasattr(x, "bits") and hasattr(x, "format") and not isinstance(x, np.ndarray):
         raise TypeError(f"{name}: got a softfloat array; use its .bits with the bits functions "
                         f"or np.asarray(...) for its float64 values")
+    _refuse_masked(x, name)
+    if isinstance(x, (list, tuple)):
+        _check_float_leaves(x, name)
     a = np.asarray(x)
     if a.dtype not in HOST_FORMATS:
         kind = {"i": "integer", "u": "unsigned integer", "b": "bool", "c": "complex",
@@ -28,6 +31,48 @@ def as_values(x, name="x") -> np.ndarray:
                         f"dtype {a.dtype}; convert explicitly (e.g. .astype(np.float64)) "
                         f"if that is what you mean")
     return a
+
+
+def boolean(v, name: str) -> bool:
+    """A boolean option: True/False (or a numpy bool) only. Strings such as "no",
+    numbers and None are refused: a truthy string must never switch a policy on."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+
+
+def optional_boolean(v, name: str):
+    """None (use the context's setting) or a boolean option (see `boolean`)."""
+    return None if v is None else boolean(v, name)
+
+
+def _refuse_masked(x, name):
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name}: masked arrays are not accepted (the mask would be lost); "
+                        f"pass x.filled(value) or x.compressed() explicitly")
+
+
+def _check_float_leaves(x, name):
+    """Lists and tuples of floats only: the documented rule refuses ints and bools,
+    so a list that mixes them with floats ([1, 2.5], [True, 2.5]) is refused too,
+    and so are None and strings (np.asarray would read None as NaN and "1.5" as 1.5)."""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (float, np.floating)):
+            continue
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f" and not isinstance(
+                v, np.ma.MaskedArray):
+            continue
+        else:
+            what = ("a bool" if isinstance(v, (bool, np.bool_)) else
+                    "an integer" if isinstance(v, (int, np.integer)) else
+                    f"a {type(v).__name__}")
+            raise TypeError(f"{name}: expected a list of floats, got {what} element {v!r}; "
+                            f"write integers as floats (2.0) and convert other values "
+                            f"explicitly")
 
 
 def int_view(a: np.ndarray) -> np.ndarray:
@@ -39,6 +84,7 @@ def as_bits(bits, fmt: Format, name="bits") -> np.ndarray:
     """An array of encodings of ``fmt``: its storage dtype, every value in range."""
     if isinstance(bits, (bool, np.bool_)):
         raise TypeError(f"{name}: expected {fmt.dtype} encodings of {fmt.name}, got bool")
+    _refuse_masked(bits, name)
     if isinstance(bits, int):           # a Python int: any in-range encoding
         a = np.asarray(bits)
         if not 0 <= int(bits) < (1 << fmt.nbits):
@@ -78,6 +124,22 @@ def source_format(fmt) -> Format:
 
 def flat(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1)
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """a, or a copy if it is read-only (numba compiles read-only arrays apart)."""
+    return a if a.flags.writeable else a.copy()
+
+
+#: the one element type of the general kernels' encoding arrays (see kernel_io)
+KERNEL_BITS = np.dtype(np.uint32)
+
+
+def kernel_io(src: np.ndarray, n: int):
+    """(int64 copy or view of the flat ``src``, uint32 output of n elements): the
+    general conversion kernels take these types only, so that each compiles once
+    (a signature per dtype pair would cost a compilation each)."""
+    return src.astype(np.int64, copy=False), np.empty(n, KERNEL_BITS)
 
 
 # Elements per chunk of a parallel loop.

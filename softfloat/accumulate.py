@@ -96,6 +96,7 @@ from .conversions import convert, from_bits, to_bits
 from .flags import Flags
 from .formats import FP32, Format, get_format
 from .rounding import Rounding, get_rounding
+from .specialize import kernel_fresh_nan
 
 __all__ = ["Accumulator", "BlockFMA", "tensor_core", "TENSOR_CORE_PRESETS", "sum", "dot",
            "matmul", "sum_values", "dot_values", "matmul_values", "ORDERS", "PRODUCTS"]
@@ -161,6 +162,11 @@ class Accumulator:
             raise ValueError("kahan=True sums in sequential order only")
 
 
+# A block wider than any term count is one block; the bound keeps the kernel's
+# int64 index arithmetic far from overflow.
+_MAX_BLOCK_WIDTH = (1 << 31) - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class BlockFMA:
     """The block fused multiply-add of tensor cores (see the module docstring).
@@ -193,10 +199,14 @@ class BlockFMA:
         get_rounding(self.rounding)
         for name in ("width", "extra_bits", "frame_bits", "frame_emin"):
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
                 raise TypeError(f"BlockFMA.{name} must be an int, got {v!r}")
-        if self.width < 1:
-            raise ValueError(f"BlockFMA.width must be >= 1, got {self.width}")
+            object.__setattr__(self, name, int(v))     # Python ints reach the kernel
+        if not 1 <= self.width <= _MAX_BLOCK_WIDTH:
+            raise ValueError(f"BlockFMA.width must be in [1, 2**31 - 1], got {self.width}")
+        if not -1074 <= self.frame_emin <= 1023:
+            raise ValueError(f"BlockFMA.frame_emin must be in [-1074, 1023], got "
+                             f"{self.frame_emin}")
         if not -23 <= self.extra_bits <= 8 or not 1 <= self.frame_bits <= 30:
             raise ValueError("BlockFMA: extra_bits must be in [-23, 8] and frame_bits in [1, 30]")
 
@@ -277,12 +287,17 @@ def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, roundin
 # Programs: an order as a list of (kind, dst, src) operations on slots
 # ---------------------------------------------------------------------------
 def _tree_program(tree, K: int):
+    """An explicit order tree -> program. Iterative (an explicit stack, no
+    recursion), so trees of any depth compile; the ops are those of a depth-first
+    walk: a leaf child enters its parent's slot (0 = first, 1 = add); an inner
+    child gets the next slot number (pre-order), is compiled, then enters its
+    parent's slot (3 = first, 2 = add)."""
     ops = []
     seen = []
-    counter = [0]
+    counter = 0
 
     def is_leaf(t):
-        return isinstance(t, (int, np.integer)) and not isinstance(t, bool)
+        return isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_))
 
     def leaf(t):
         if not 0 <= int(t) < K:
@@ -290,26 +305,36 @@ def _tree_program(tree, K: int):
         seen.append(int(t))
         return int(t)
 
-    def comp(node, slot):
-        if is_leaf(node):
-            ops.append((0, slot, leaf(node)))
-            return
+    def inner(node):
         if not isinstance(node, (tuple, list)) or len(node) == 0:
             raise ValueError(f"order tree: expected an index or a non-empty tuple/list, "
-                             f"got {node!r}")
-        for n_, child in enumerate(node):
-            if is_leaf(child):
-                ops.append((0 if n_ == 0 else 1, slot, leaf(child)))
-            else:
-                counter[0] += 1
-                cs = counter[0]
-                comp(child, cs)
-                ops.append((3 if n_ == 0 else 2, slot, cs))
+                             f"got {type(node).__name__} {node!r:.60}")
+        return node
 
-    comp(tree, 0)
+    if is_leaf(tree):
+        ops.append((0, 0, leaf(tree)))
+    else:
+        stack = [[inner(tree), 0, 0]]          # [node, slot, index of the next child]
+        while stack:
+            frame = stack[-1]
+            node, slot, i = frame
+            if i == len(node):
+                stack.pop()
+                if stack:
+                    parent = stack[-1]
+                    ops.append((3 if parent[2] == 0 else 2, parent[1], slot))
+                    parent[2] += 1
+                continue
+            child = node[i]
+            if is_leaf(child):
+                ops.append((0 if i == 0 else 1, slot, leaf(child)))
+                frame[2] += 1
+            else:
+                counter += 1
+                stack.append([inner(child), counter, 0])
     if sorted(seen) != list(range(K)):
         raise ValueError(f"order tree must use every term index in range({K}) exactly once")
-    return np.array(ops, np.int64).reshape(-1, 3), counter[0] + 1
+    return np.array(ops, np.int64).reshape(-1, 3), counter + 1
 
 
 def _program(order, block, K: int, has_c: bool):
@@ -420,15 +445,16 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
         return None
     bits = out.view(np.uint32)
     nan = np.isnan(out)
-    if nan.any():                       # only inf - inf: a fresh NaN
+    if nan.any():                       # only inf - inf: the policy's fresh NaN
         bits = bits.copy()
-        bits[nan] = np.uint32(pol[6])
+        bits[nan] = np.uint32(kernel_fresh_nan(pol))
     return bits
 
 
 def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=True):
     """Run the model on A3 (nb, m, K) [and B3 (nb, K, n)]; returns accumulator
     encodings (nb, m, n), flags (or None) and the OR of all flags."""
+    return_flags = V.boolean(return_flags, "return_flags")
     nb, m, K = A3.shape
     n = B3.shape[2] if has_b else 1
     afmt = model.fmt

@@ -59,22 +59,23 @@ def _setup(fmt, rounding, policies):
 
 
 def _kdtype(f):
-    """The dtype the kernels see: encodings of 8-bit formats are widened to uint16,
-    so that each kernel compiles for two array types (uint16, uint32), not three."""
+    """The dtype the fast kernels see: encodings of 8-bit formats are widened to
+    uint16, so that each compiles for two array types (uint16, uint32), not three.
+    The general kernels see uint32 only (`V.KERNEL_BITS`): one signature each."""
     return np.dtype(np.uint16) if f.nbits <= 16 else np.dtype(np.uint32)
 
 
-def _kbits(x, f, name):
+def _kbits(x, f, name, dtype=V.KERNEL_BITS):
     """Validated encodings of f, in the kernels' dtype, writable (a read-only
     array would make numba compile another specialization)."""
-    b = V.as_bits(x, f, name).astype(_kdtype(f), copy=False)
+    b = V.as_bits(x, f, name).astype(dtype, copy=False)
     return b if b.flags.writeable else b.copy()
 
 
-def _operands(arrays, f, names):
+def _operands(arrays, f, names, dtype=V.KERNEL_BITS):
     """Validate encodings and bring them to a common shape: returns
     (shape, [(flat array, index mask)])."""
-    bs = [_kbits(x, f, nm) for x, nm in zip(arrays, names)]
+    bs = [_kbits(x, f, nm, dtype) for x, nm in zip(arrays, names)]
     try:
         shape = np.broadcast_shapes(*(b.shape for b in bs))
     except ValueError:
@@ -102,7 +103,9 @@ def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
 
 
 def _flag_buffer(n, return_flags):
-    return np.empty(n if return_flags else 1, np.uint8)
+    # every operation with flags asks for this buffer first: the one check that
+    # return_flags is a real boolean (a truthy string must not switch it on)
+    return np.empty(n if V.boolean(return_flags, "return_flags") else 1, np.uint8)
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
@@ -110,11 +113,13 @@ _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
 
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
+    fast = op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
+    kdt = _kdtype(f) if fast else V.KERNEL_BITS
+    shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, _kdtype(f))
+    out = np.empty(n, kdt)
     flg = _flag_buffer(n, return_flags)
-    if op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC:
+    if fast:
         # two-pass kernel: a vectorized pass for normal operands and results, the
         # general path for the rest (softfloat._kernels.arith_fast)
         fa = fa if ma else np.full(n, fa[0], fa.dtype)
@@ -143,16 +148,13 @@ def _unary(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     x = _kbits(a, f, "a")
     src = V.flat(x)
-    out = np.empty(src.size, _kdtype(f))
+    out = np.empty(src.size, V.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)
     allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
 
-def _check_bool(v, name):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
+_check_bool = V.boolean
 
 
 _POLICY_DOC = """
@@ -218,7 +220,7 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
     shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"))
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, _kdtype(f))
+    out = np.empty(n, V.KERNEL_BITS)
     flg = _flag_buffer(n, return_flags)
     allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
                        V.CHUNK)
@@ -251,7 +253,7 @@ def _fnuz_fixed(x, r, f):
 
 
 def _signop_result(r, return_flags):
-    if return_flags:
+    if V.boolean(return_flags, "return_flags"):
         return r, np.zeros(r.shape, np.uint8)
     return r
 
@@ -366,11 +368,12 @@ def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     x = _kbits(a, f, "a")
     src = V.flat(x)
-    out = np.empty(src.size, np.int32 if ibits == 32 else np.int64)
+    out = np.empty(src.size, np.int64)      # one signature; int32 results narrowed below
     flg = _flag_buffer(src.size, return_flags)
     allf = K.to_int_array(src, out, flg, return_flags, ibits, exact, *f.params, pol, key,
                           V.CHUNK)
-    return _finish(out, flg, allf, res, x.shape, return_flags)
+    return _finish(out, flg, allf, res, x.shape, return_flags,
+                   np.int32 if ibits == 32 else None)
 
 
 def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
@@ -416,8 +419,8 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
         sr_bits=sr_bits, seed=seed, rng=rng))
-    src = V.flat(arr.astype(np.int64, copy=False))
-    out = np.empty(src.size, _kdtype(f))
+    src = V.writable(V.flat(arr.astype(np.int64, copy=False)))
+    out = np.empty(src.size, V.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)
     allf = K.from_int_array(src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, arr.shape, return_flags, f.dtype)

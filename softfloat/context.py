@@ -12,16 +12,53 @@ import dataclasses
 
 import numpy as np
 
+from . import _validate as V
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
+from .specialize import NAN_WORDS, as_rule, kernel_nan
 
 __all__ = ["Context", "getcontext", "setcontext", "localcontext", "OVERFLOW_POLICIES",
            "NAN_POLICIES", "TININESS"]
 
 OVERFLOW_POLICIES = ("ieee", "saturate", "nan")
-NAN_POLICIES = ("propagate", "canonical")
+NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
+
+
+def check_option(name: str, v):
+    """The one validation of a policy value (a Context field or a keyword of a
+    public function); returns it unchanged or raises TypeError/ValueError saying
+    what was expected. Booleans must be real booleans: ``ftz="yes"`` and
+    ``subnormals="no"`` are refused, never read by their truthiness."""
+    if name == "rounding":
+        get_rounding(v)
+    elif name == "subnormals":
+        V.boolean(v, name)
+    elif name in ("ftz", "daz"):
+        V.optional_boolean(v, name)
+    elif name == "overflow":
+        if v is not None and (not isinstance(v, str) or v not in OVERFLOW_POLICIES):
+            raise ValueError(f"unknown overflow policy {v!r}; expected None or one of "
+                             f"{OVERFLOW_POLICIES}")
+    elif name == "tininess":
+        if not isinstance(v, str) or v not in TININESS:
+            raise ValueError(f"unknown tininess {v!r}; expected 'after' or 'before'")
+    elif name == "nan":
+        as_rule(v)                      # ValueError for an unknown policy
+    elif name == "sr_bits":
+        if (not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))
+                or not 1 <= v <= 32):
+            raise ValueError(f"sr_bits must be an integer in [1, 32], got {v!r}")
+    elif name == "seed":
+        if not (v is None or isinstance(v, np.random.Generator)
+                or (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))):
+            raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got "
+                            f"{type(v).__name__}")
+    elif name == "flags":
+        if not isinstance(v, (Flags, int)) or isinstance(v, bool):
+            raise TypeError(f"flags must be a softfloat.Flags value, got {type(v).__name__}")
+    return v
 
 
 @dataclasses.dataclass
@@ -43,10 +80,12 @@ class Context:
         ``ieee`` for IEEE formats and ``nan`` for the others (ml_dtypes' choice).
     tininess : str
         ``after`` (default) or ``before`` rounding; changes the underflow flag only.
-    nan : str or int
+    nan : str, int or softfloat.specialize.NanRule
         ``propagate``: a NaN operand's sign and payload, quieted (x86 SSE, SoftFloat's
         8086-SSE); a fresh NaN is the format's default NaN. ``canonical``: always the
         format's default NaN (0x7E00 fp16, 0x7FC0 bf16). An int: always that pattern.
+        A ``NanRule`` says the rest (e.g. ``NanRule("propagate", "negative")``: x86's
+        fresh NaN 0xFE00); see softfloat.specialize, which owns every NaN rule.
         (Overflow to NaN in a format without infinity keeps the sign, as ml_dtypes does.)
     sr_bits : int
         Random bits per stochastic rounding (1..32): the result rounds up with
@@ -71,12 +110,23 @@ class Context:
     seed: object = None
     flags: Flags = Flags.NONE
 
+    def __setattr__(self, name, value):
+        # Every assignment is validated (construction, localcontext, ctx.x = ...),
+        # so a bad value is refused where it is written, not later where it is used.
+        if name in _FIELDS:
+            check_option(name, value)
+        elif not name.startswith("_"):
+            raise TypeError(f"Context has no attribute {name!r}")
+        object.__setattr__(self, name, value)
+
     def copy(self) -> "Context":
         return dataclasses.replace(self)
 
     def clear_flags(self) -> None:
         self.flags = Flags.NONE
 
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
 
 _current: contextvars.ContextVar = contextvars.ContextVar("softfloat_context")
 
@@ -133,53 +183,37 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
             tininess=None, nan=None, sr_bits=None, seed=None, rng=None) -> Resolved:
     ctx = getcontext()
     r = get_rounding(ctx.rounding if rounding is None else rounding)
-    sub = ctx.subnormals if subnormals is None else subnormals
-    if not isinstance(sub, (bool, np.bool_)):
-        raise TypeError(f"subnormals must be True or False, got {sub!r}")
+    sub = ctx.subnormals if subnormals is None else check_option("subnormals", subnormals)
+    check_option("ftz", ftz)
+    check_option("daz", daz)
     f = ftz if ftz is not None else (ctx.ftz if ctx.ftz is not None else not sub)
     d = daz if daz is not None else (ctx.daz if ctx.daz is not None else not sub)
-    ov = ctx.overflow if overflow is None else overflow
-    if ov is not None and ov not in OVERFLOW_POLICIES:
-        raise ValueError(f"unknown overflow policy {ov!r}; expected one of {OVERFLOW_POLICIES}")
-    tn = ctx.tininess if tininess is None else tininess
-    if tn not in TININESS:
-        raise ValueError(f"unknown tininess {tn!r}; expected 'after' or 'before'")
-    nn = ctx.nan if nan is None else nan
-    if not (nn in NAN_POLICIES or (isinstance(nn, (int, np.integer)) and not isinstance(nn, bool))):
-        raise ValueError(f"unknown NaN policy {nn!r}; expected 'propagate', 'canonical' "
-                         f"or an int NaN encoding")
-    sb = ctx.sr_bits if sr_bits is None else sr_bits
-    if not isinstance(sb, (int, np.integer)) or not 1 <= sb <= 32:
-        raise ValueError(f"sr_bits must be an integer in [1, 32], got {sb!r}")
+    ov = ctx.overflow if overflow is None else check_option("overflow", overflow)
+    tn = ctx.tininess if tininess is None else check_option("tininess", tininess)
+    nn = ctx.nan if nan is None else check_option("nan", nan)
+    sb = ctx.sr_bits if sr_bits is None else check_option("sr_bits", sr_bits)
     if seed is not None and rng is not None:
         raise TypeError("give seed= or rng=, not both")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
+    check_option("seed", sd)
     return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx)
 
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:
     """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*)."""
-    from ._kernels.core import NAN_CANONICAL, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE
+    from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
     ov = res.overflow
     if ov is None:
         ov = "ieee" if fmt.has_inf else "nan"
     if ov == "nan" and fmt.has_inf:
         raise ValueError(f"overflow='nan' is for formats without infinity; {fmt.name} has one")
     ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[ov]
-    if isinstance(res.nan, str):
-        nanmode = NAN_PROPAGATE if res.nan == "propagate" else NAN_CANONICAL
-        nanbits = fmt.default_nan_bits
-    else:
-        nanmode, nanbits = NAN_CANONICAL, int(res.nan)
-        if not _is_nan_bits(nanbits, fmt):
-            raise ValueError(f"nan={res.nan:#x} is not a NaN encoding of {fmt.name}")
+    nanmode, nanbits = kernel_nan(res.nan, fmt)     # ValueError for a non-NaN pattern
     return (np.int64(int(res.rounding)), np.int64(res.ftz), np.int64(res.daz), np.int64(ovc),
             np.int64(res.tininess == "before"), np.int64(nanmode), np.int64(nanbits),
             np.int64(res.sr_bits))
-
-
-def _is_nan_bits(b: int, fmt: Format) -> bool:
-    return 0 <= b < (1 << fmt.nbits) and bool(fmt.is_nan_bits(b))
 
 
 def random_key(seed) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate as V
+from ._kernels.codes import NAN_KEEP, P_NAN
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
@@ -18,23 +19,34 @@ __all__ = ["to_bits", "from_bits", "quantize", "convert"]
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
+    return_flags = V.boolean(return_flags, "return_flags")
     pol = kernel_policy(res, dst)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    src = V.flat(src_int)
-    out = np.empty(src.size, dst.dtype)
+    src = V.writable(V.flat(src_int))
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
-    if sk == 0 and sM > dM and db <= sb and dk != 4:
-        # IEEE source whose normal range covers the target's: the branch-free,
-        # vectorized kernel (identical results; see softfloat._kernels.convert).
-        # Not for fnu targets (e8m0: no sign, no zero, no subnormals).
-        kernel = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk), fast_chunk)
-        allf = run_chunks(kernel, src.size, src, out, flg, return_flags, sE, sM, sb,
+    # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
+    fast_ok = sk == 0 and sM > dM and db <= sb and pol[P_NAN] != NAN_KEEP and dk != 4
+    spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
+    if spec is not None:
+        # a hot pair: its own kernel, native dtypes, formats as constants
+        out = np.empty(src.size, dst.dtype)
+        allf = run_chunks(spec, src.size, src, out, flg, return_flags, sE, sM, sb,
                           dE, dM, db, dk, pol, key)
     else:
-        allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
-                          sk, dE, dM, db, dk, pol, key)
+        # Every other pair: one array signature per kernel (int64 sources, uint32
+        # encodings out), so that each kernel compiles once, not once per dtype pair.
+        src, out = V.kernel_io(src, src.size)
+        if fast_ok:
+            # IEEE source whose normal range covers the target's: the branch-free,
+            # vectorized kernel (identical results; see softfloat._kernels.convert).
+            allf = run_chunks(fast_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
+                              dE, dM, db, dk, pol, key)
+        else:
+            allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM,
+                              sb, sk, dE, dM, db, dk, pol, key)
+        out = out.astype(dst.dtype, copy=False)
     res.context.flags |= Flags(int(allf))
     out = out.reshape(shape)
     if return_flags:
@@ -84,7 +96,9 @@ def from_bits(bits, fmt) -> np.ndarray:
     """
     f = V.target_format(fmt)
     b = V.as_bits(bits, f)
-    src = V.flat(b)
+    src = V.writable(V.flat(b))
+    if src.dtype != np.uint16:          # one signature beside the hot uint16 one
+        src = src.astype(np.uint32)
     out = np.empty(src.size, np.int64)
     run_chunks(to_float64_chunk, src.size, src, out, *f.params)
     return out.view(np.float64).reshape(b.shape)

@@ -15,8 +15,8 @@ saying how infinity and NaN are encoded, after ml_dtypes:
 ``finite``
     no infinity and no NaN: every encoding is a number (OCP MX element types
     fp4 e2m1, fp6 e2m3 and e3m2). What has no encoding is decided once, in the
-    kernels (``softfloat._kernels.core``): a result beyond the largest value
-    saturates to it (OCP v1.0, section 5.3: conversions to these types
+    kernels (``softfloat._kernels.core``, ``specialize``): a result beyond the
+    largest value saturates to it (OCP MX v1.0: conversions to these types
     saturate), in every rounding mode and whatever the overflow policy, with
     overflow and inexact raised; an infinite input or an exact infinite result
     (x/0) becomes the largest value of its sign with *invalid* raised (as IEEE
@@ -52,6 +52,17 @@ __all__ = [
 _KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4}
 
 
+def _exact_int(v, name: str, lo: int, hi: int) -> int:
+    """A Python int from an int or a numpy integer (exactly), in [lo, hi]."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"Format {name} must be an integer (a Python int or a numpy "
+                        f"integer), got {type(v).__name__} {v!r}")
+    v = int(v)
+    if not lo <= v <= hi:
+        raise ValueError(f"Format {name} must be an integer in [{lo}, {hi}], got {v}")
+    return v
+
+
 @dataclass(frozen=True)
 class Format:
     """A binary floating-point format of at most 8 exponent and 23 fraction bits.
@@ -62,7 +73,7 @@ class Format:
         Canonical name (``"fp16"``).
     ebits, mbits : int
         Exponent and fraction (trailing significand) field widths.
-    kind : {"ieee", "fn", "fnuz", "finite", "fnu"}
+    kind : {"ieee", "fn", "fnuz"}
         How infinity and NaN are encoded (see the module docstring).
     bias : int, optional
         Exponent bias; ``2**(ebits-1) - 1`` by default (``2**(ebits-1)`` for ``fnuz``).
@@ -76,24 +87,45 @@ class Format:
     aliases: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("Format name must be a non-empty string")
-        if self.kind not in _KIND_CODES:
+        # One validation of every field: plain Python ints (numpy integers are
+        # converted exactly; bools, floats and strings refused), ranges checked,
+        # and a bias that keeps every value of the format inside float64. The
+        # stored fields are Python ints and strs, so no odd field type can reach
+        # a kernel (a numpy int16 field once compiled kernels for int16 and broke
+        # later calls for every format).
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"Format name must be a non-empty string, got {self.name!r}")
+        object.__setattr__(self, "name", str(self.name))
+        if not isinstance(self.kind, str) or self.kind not in _KIND_CODES:
             raise ValueError(f"Format kind must be one of {list(_KIND_CODES)}, got {self.kind!r}")
+        object.__setattr__(self, "kind", str(self.kind))
         for attr, lo, hi in (("ebits", 2, 11), ("mbits", 0 if self.kind == "fnu" else 1, 52)):
-            v = getattr(self, attr)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ValueError(f"Format {attr} must be an integer in [{lo}, {hi}], got {v!r}")
+            object.__setattr__(self, attr, _exact_int(getattr(self, attr), attr, lo, hi))
         if self.name != "fp64" and (self.ebits > 8 or self.mbits > 23):
             raise ValueError(
                 f"custom formats may have at most 8 exponent and 23 fraction bits, "
                 f"got ebits={self.ebits}, mbits={self.mbits}")
         if self.bias is None:
             b = (1 << (self.ebits - 1)) - (0 if self.kind == "fnuz" else 1)
-            object.__setattr__(self, "bias", b)
-        if not isinstance(self.bias, (int, np.integer)) or isinstance(self.bias, bool):
-            raise ValueError(f"Format bias must be an integer, got {self.bias!r}")
-        object.__setattr__(self, "bias", int(self.bias))
+        else:
+            b = _exact_int(self.bias, "bias", -(1 << 20), 1 << 20)
+        object.__setattr__(self, "bias", b)
+        if not isinstance(self.aliases, tuple) or not all(isinstance(a, str)
+                                                          for a in self.aliases):
+            raise TypeError(f"Format aliases must be a tuple of str, got {self.aliases!r}")
+        # Every finite value must be a normal float64 (or zero): the largest is
+        # below 2**(emax+1), the smallest subnormal is 2**(emin - mbits). (Values in
+        # float64's own subnormal range are not decoded exactly by the kernels.)
+        if self.name != "fp64" and (self.emax > 1023 or self.emin - self.mbits < -1022):
+            raise ValueError(
+                f"Format bias {b} puts values outside float64 (largest exponent "
+                f"{self.emax}, smallest subnormal 2**{self.emin - self.mbits}); expected "
+                f"a bias in [{self._bias_range()[0]}, {self._bias_range()[1]}] for "
+                f"ebits={self.ebits}, mbits={self.mbits}, kind={self.kind!r}")
+
+    def _bias_range(self) -> tuple:
+        top = (1 << self.ebits) - 1 - (1 if self.kind == "ieee" else 0)
+        return (top - 1023, 1023 - self.mbits)
 
     # ---- derived layout -------------------------------------------------
     @property
@@ -171,29 +203,16 @@ class Format:
 
     @property
     def default_nan_bits(self) -> int:
-        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3,
-        0x80 fnuz, 0xFF e8m0). ``finite`` formats have no NaN: 0 (+0, what a NaN
-        result becomes there)."""
-        if self.kind == "ieee":
-            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
-        if self.kind in ("fn", "fnu"):
-            return (1 << (self.ebits + self.mbits)) - 1
-        if self.kind == "finite":
-            return 0
-        return self.sign_mask
+        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz).
+        Defined in softfloat.specialize (the owner of the NaN rules)."""
+        from .specialize import default_nan_bits
+        return default_nan_bits(self)
 
     def is_nan_bits(self, bits):
-        """True where ``bits`` (an int or an integer array, in range) encodes a NaN."""
-        if self.kind == "fnuz":
-            return bits == self.sign_mask
-        if self.kind == "finite":
-            return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
-        if self.kind == "fnu":
-            return bits == self.sign_mask - 1
-        mag = bits & (self.sign_mask - 1)
-        if self.kind == "fn":
-            return mag == self.sign_mask - 1
-        return mag > self.inf_bits
+        """True where ``bits`` (an int or an integer array, in range) encodes a NaN.
+        Defined in softfloat.specialize (the owner of the NaN rules)."""
+        from .specialize import is_nan_bits
+        return is_nan_bits(self, bits)
 
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
     @property
@@ -297,9 +316,15 @@ def get_format(fmt) -> Format:
     if key in _REGISTRY:
         return _REGISTRY[key]
     import re
-    m = re.fullmatch(r"(?:fp\d+_)?e(\d+)m(\d+)(fnuz|fnu|fn|finite)?", key)
+    m = re.fullmatch(r"(?:fp(\d+)_)?e(\d+)m(\d+)(fnuz|fnu|fn|finite)?", key)
     if m:
-        return Format(key, int(m.group(1)), int(m.group(2)), m.group(3) or "ieee")
+        E, M = int(m.group(2)), int(m.group(3))
+        # "fp<N>_e<E>m<M>" is strict: N must be the width 1 + E + M ("fp32_e4m3" is
+        # not an 8-bit format read leniently, it is an error).
+        if m.group(1) is not None and int(m.group(1)) != 1 + E + M:
+            raise ValueError(f"format name {fmt!r}: fp{m.group(1)} says {m.group(1)} bits but "
+                             f"e{E}m{M} has {1 + E + M} (sign + exponent + fraction)")
+        return Format(key, E, M, m.group(4) or "ieee")
     names = sorted({f.name for f in _BUILTIN})
     raise ValueError(f"unknown format {fmt!r}; expected one of {names}, an alias such as "
                      f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz|finite|fnu]', or a softfloat.Format")

@@ -30,9 +30,8 @@ encodings.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _validate as V
 from . import accumulate as _acc
@@ -44,19 +43,21 @@ __all__ = ["LPArray", "array", "fused_multiply_add"]
 
 
 def array(x, fmt, *, acc=None, rounding=None, **policies) -> "LPArray":
-    """Round ``x`` (float values, an LPArray or nested lists) into ``fmt``.
+    """Round ``x`` (float values, an LPArray or nested lists of floats) into ``fmt``.
 
-    An `LPArray` of another format is converted (rounded once); ``acc`` sets the
-    accumulation model of sums and products (default: ``fmt`` itself).
+    Always a new array (an `LPArray` of the same format is copied); an `LPArray`
+    of another format is converted (rounded once); ``acc`` sets the accumulation
+    model of sums and products (default: ``fmt`` itself). Integers, bools, None,
+    strings and masked arrays raise TypeError, as in `softfloat.to_bits`.
     """
     f = get_format(fmt)
     if isinstance(x, LPArray):
-        bits = x._bits if x._fmt == f else convert(x._bits, x._fmt, f, rounding, **policies)
+        # A new array, as numpy.array: the same format is copied, never aliased.
+        bits = (x._bits.copy() if x._fmt == f
+                else convert(x._bits, x._fmt, f, rounding, **policies))
         return LPArray(bits, f, acc if acc is not None else (x._acc if x._fmt == f else None))
-    if isinstance(x, (list, tuple)):
-        x = np.asarray(x, dtype=np.float64)
-    elif isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)):
-        x = np.float64(x)
+    # Values follow to_bits' rule: float arrays, float scalars and lists of floats;
+    # ints, bools, None, strings, masked and object arrays are refused (TypeError).
     return LPArray(to_bits(x, f, rounding, **policies), f, acc)
 
 
@@ -77,6 +78,8 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
         f = get_format(fmt)
         self._bits = V.as_bits(bits, f, "bits")
         self._fmt = f
+        if acc is not None:                  # a bad model fails here, not at the first sum
+            _acc._model(acc, f, "sequential", None, None, None, False, None)
         self._acc = acc
 
     # ---- basic attributes --------------------------------------------------
@@ -201,13 +204,16 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- NumPy protocols ----------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # Every keyword is honoured or refused with a TypeError: none is ignored.
         out = kwargs.pop("out", None)
-        if kwargs.get("where", True) is not True:
-            return NotImplemented
-        kwargs.pop("where", None)
+        _no_extra(f"np.{ufunc.__name__}", where=kwargs.pop("where", True))
         if method == "reduce" and ufunc is np.add:
-            r = _sum(inputs[0], kwargs.get("axis", 0))
+            if not isinstance(inputs[0], LPArray):
+                return NotImplemented
+            axis = kwargs.pop("axis", 0)
+            r = _sum(inputs[0], axis, **kwargs)
         elif method == "__call__" and ufunc in _UFUNCS:
+            _no_extra(f"np.{ufunc.__name__}", **kwargs)
             first = next(x for x in inputs if isinstance(x, LPArray))
             ops = [first._coerce(x) for x in inputs]
             r = _UFUNCS[ufunc](first, *ops)
@@ -216,7 +222,11 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
         if out is not None:
             (o,) = out
             if not isinstance(o, LPArray) or not isinstance(r, LPArray):
-                return NotImplemented
+                raise TypeError(f"np.{ufunc.__name__}: out= must be an LPArray of the "
+                                f"result's format, got {type(o).__name__}")
+            if o.shape != r.shape:
+                raise ValueError(f"np.{ufunc.__name__}: out= has shape {o.shape}, the "
+                                 f"result {r.shape}")
             o._bits[...] = o._coerce(r)
             return o
         return r
@@ -227,6 +237,37 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
         if not all(issubclass(t, (LPArray, np.ndarray)) for t in types):
             return NotImplemented
         return _FUNCS[func](*args, **kwargs)
+
+
+_DEFAULTS = {"keepdims": False, "where": True, "casting": "same_kind", "order": "K",
+             "subok": True}
+
+
+def _short(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _no_extra(what: str, /, **kw) -> None:
+    """Refuse keywords with a non-default value (TypeError naming them): an
+    LPArray operation never ignores an argument."""
+    for k, v in kw.items():
+        if v is None or v is np._NoValue:
+            continue
+        if k in _DEFAULTS and isinstance(v, (bool, str)) and v == _DEFAULTS[k]:
+            continue
+        raise TypeError(f"{what}: {k}={_short(v)} is not supported for LPArrays")
+
+
+def _axes(a, axis, where: str) -> tuple:
+    """Normalised, sorted axes (numpy's AxisError when out of range)."""
+    if axis is None:
+        return tuple(range(a.ndim))
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(
+            axis, (int, np.integer, tuple)):
+        raise TypeError(f"{where}: axis must be an int, a tuple of ints or None, "
+                        f"got {type(axis).__name__}")
+    return tuple(sorted(normalize_axis_tuple(axis, a.ndim)))
 
 
 def _is_scalar(v) -> bool:
@@ -305,22 +346,27 @@ def _model_fmt(a: LPArray):
     return _acc._model(a._acc, a._fmt, "sequential", None, None, None, False, None).fmt
 
 
-def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
+         where=np._NoValue, **kw):
+    """Sum over ``axis`` with the array's accumulation model (axis as numpy's:
+    None, an int or a tuple; out of range raises numpy's AxisError). dtype=,
+    out=, initial= and where= are refused with a TypeError, never ignored;
+    keepdims is honoured."""
     if not isinstance(a, LPArray):
         return NotImplemented
-    if dtype is not None or out is not None:
-        raise TypeError("LPArray.sum: dtype= and out= are not supported")
-    axes = tuple(range(a.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-    axes = tuple(sorted(ax % a.ndim for ax in axes)) if a.ndim else ()
+    _no_extra("LPArray.sum", dtype=dtype, out=out, initial=initial, where=where)
+    keepdims = V.boolean(False if keepdims is np._NoValue else keepdims, "keepdims")
+    axes = _axes(a, axis, "LPArray.sum")
     b = a._bits
-    if len(axes) > 1:                      # move the summed axes last and merge them
+    if len(axes) > 1 or (len(axes) == 0 and a.ndim == 0):
+        # move the summed axes last and merge them (a 0-d array: one term)
         keep = [d for d in range(a.ndim) if d not in axes]
         b = np.transpose(b, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1])
         ax = -1
     elif len(axes) == 1:
         ax = axes[0]
-    else:
-        b, ax = b.reshape(1), -1
+    else:                                   # axis=() on an n-d array: nothing summed
+        return _wrap_like(a, b.copy())
     r = _acc.sum(b, a._fmt, ax, acc=a._acc, **kw)
     res = _back(a, r, _model_fmt(a))
     if keepdims:
@@ -331,8 +377,7 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     """The sum (with the array's accumulation model) divided by the count, rounded."""
     s = _sum(a, axis, dtype, out, keepdims, **kw)
-    axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-    n = int(np.prod([a.shape[d] for d in axes]))
+    n = int(np.prod([a.shape[d] for d in _axes(a, axis, "LPArray.mean")]))
     return s / float(n)
 
 
@@ -346,8 +391,7 @@ def _matmul(x, y, **kw):
 
 def _dot(a, b, out=None):
     f = _first(a, b)
-    if out is not None:
-        raise TypeError("dot: out= is not supported for LPArrays")
+    _no_extra("np.dot", out=out)
     xa, xb = f._coerce(a), f._coerce(b)
     if xa.ndim == 0 or xb.ndim == 0:
         return _wrap_like(f, _ar.mul(xa, xb, f._fmt))
@@ -370,6 +414,7 @@ def _inner(a, b):
 
 def _outer(a, b, out=None):
     f = _first(a, b)
+    _no_extra("np.outer", out=out)
     x, y = f._coerce(a).ravel(), f._coerce(b).ravel()
     return _wrap_like(f, _ar.mul(x[:, None], y[None, :], f._fmt))
 
@@ -384,18 +429,22 @@ def _where(cond, x=None, y=None):
 
 def _concatenate(arrays, axis=0, out=None, **kw):
     f = _first(arrays)
-    if out is not None:
-        raise TypeError("concatenate: out= is not supported for LPArrays")
+    _no_extra("np.concatenate", out=out, **kw)
     return _wrap_like(f, np.concatenate([f._coerce(a) for a in arrays], axis=axis))
 
 
 def _stack(arrays, axis=0, out=None, **kw):
     f = _first(arrays)
+    _no_extra("np.stack", out=out, **kw)
     return _wrap_like(f, np.stack([f._coerce(a) for a in arrays], axis=axis))
 
 
-def _extreme(a, axis, argf):
-    """max/min by position of the extreme value (exact; NaN wins, as in NumPy)."""
+def _extreme(a, axis, argf, **kw):
+    """max/min by position of the extreme value (exact; NaN wins, as in NumPy);
+    out=, keepdims=True, initial= and where= are refused (TypeError)."""
+    _no_extra(f"np.{argf.__name__[3:]}", **kw)
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"max/min of an LPArray: axis must be an int or None, got {axis!r}")
     v = a.values()
     if axis is None:
         i = argf(v)
@@ -412,6 +461,7 @@ def _shape_fn(npf):
 
 def _like(fill):
     def f(a, dtype=None, order="K", subok=True, shape=None, **kw):
+        _no_extra("*_like of an LPArray", dtype=dtype, order=order, subok=subok, **kw)
         bits = np.full(a.shape if shape is None else shape, 0, a._fmt.dtype)
         r = _wrap_like(a, bits)
         if fill is not None:
@@ -420,7 +470,8 @@ def _like(fill):
     return f
 
 
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    _no_extra("np.full_like", dtype=dtype, order=order, subok=subok, **kw)
     r = _like(None)(a, shape=shape)
     r._bits[...] = to_bits(np.float64(fill_value), a._fmt)
     return r
@@ -459,12 +510,12 @@ _FUNCS = {
     np.tril: _shape_fn(np.tril), np.ravel: _shape_fn(np.ravel),
     np.zeros_like: _like(0.0), np.ones_like: _like(1.0), np.empty_like: _like(0.0),
     np.full_like: _full_like,
-    np.amax: lambda a, axis=None, **k: _extreme(a, axis, np.argmax),
-    np.amin: lambda a, axis=None, **k: _extreme(a, axis, np.argmin),
-    np.max: lambda a, axis=None, **k: _extreme(a, axis, np.argmax),
-    np.min: lambda a, axis=None, **k: _extreme(a, axis, np.argmin),
-    np.argmax: lambda a, axis=None, **k: np.argmax(a.values(), axis=axis),
-    np.argmin: lambda a, axis=None, **k: np.argmin(a.values(), axis=axis),
+    np.amax: lambda a, axis=None, **k: _extreme(a, axis, np.argmax, **k),
+    np.amin: lambda a, axis=None, **k: _extreme(a, axis, np.argmin, **k),
+    np.max: lambda a, axis=None, **k: _extreme(a, axis, np.argmax, **k),
+    np.min: lambda a, axis=None, **k: _extreme(a, axis, np.argmin, **k),
+    np.argmax: lambda a, axis=None, **k: np.argmax(a.values(), axis=axis, **k),
+    np.argmin: lambda a, axis=None, **k: np.argmin(a.values(), axis=axis, **k),
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None:
         a.size if axis is None else a.shape[axis],
     np.linalg.norm: _norm, np.array_equal: _array_equal,

@@ -78,7 +78,7 @@ from ._kernels import mx as K
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
-from .formats import E8M0, FP8_E4M3, FP32, Format, get_format
+from .formats import E8M0, FP8_E4M3, Format, get_format
 from .rounding import Rounding
 
 __all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",

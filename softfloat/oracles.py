@@ -98,7 +98,7 @@ _SPLIT = 134217729.0      # 2**27 + 1: Veltkamp's splitter for float64
 # ---------------------------------------------------------------------------
 # decoding (own code: field extraction and ldexp)
 @njit(cache=True, inline="always")
-def _decode(bits, E, M, bias, kind):
+def _classify_to_float64(bits, E, M, bias, kind):
     """(class, float64 value, sign, fraction) of one encoding."""
     bits = np.int64(bits)
     sign = (bits >> (E + M)) & 1
@@ -378,10 +378,10 @@ def _ro53_kernel(op, a, b, outer, sE, sM, sbias, sk, E, M, bias, kind, fmax, mod
     sb = np.empty(nb, np.int64)
     fb = np.empty(nb, np.int64)
     for j in range(nb):
-        cb[j], vb[j], sb[j], fb[j] = _decode(b[j], sE, sM, sbias, sk)
+        cb[j], vb[j], sb[j], fb[j] = _classify_to_float64(b[j], sE, sM, sbias, sk)
     if outer:
         for i in prange(a.size):
-            ca, va, sa, fa = _decode(a[i], sE, sM, sbias, sk)
+            ca, va, sa, fa = _classify_to_float64(a[i], sE, sM, sbias, sk)
             base = i * nb
             for j in range(nb):
                 r, f = _ro53_one(op, ca, va, sa, fa, cb[j], vb[j], sb[j], fb[j], sM, sk,
@@ -393,7 +393,7 @@ def _ro53_kernel(op, a, b, outer, sE, sM, sbias, sk, E, M, bias, kind, fmax, mod
         nch = (n + 16383) // 16384
         for c in prange(nch):
             for i in range(c * 16384, min(n, (c + 1) * 16384)):
-                ca, va, sa, fa = _decode(a[i], sE, sM, sbias, sk)
+                ca, va, sa, fa = _classify_to_float64(a[i], sE, sM, sbias, sk)
                 if nb:
                     r, f = _ro53_one(op, ca, va, sa, fa, cb[i], vb[i], sb[i], fb[i], sM,
                                      sk, E, M, bias, kind, fmax, mode, dnan)
@@ -417,7 +417,7 @@ def _host_pre(op, a, b, outer, sE, sM, sbias, sk, E, M, bias, kind, dnan, hi, au
     sb = np.empty(nb, np.int64)
     fb = np.empty(nb, np.int64)
     for j in range(nb):
-        cb[j], vb[j], sb[j], fb[j] = _decode(b[j], sE, sM, sbias, sk)
+        cb[j], vb[j], sb[j], fb[j] = _classify_to_float64(b[j], sE, sM, sbias, sk)
     na = a.size
     n = na * nb if outer else na
     nch = (n + 16383) // 16384
@@ -429,7 +429,7 @@ def _host_pre(op, a, b, outer, sE, sM, sbias, sk, E, M, bias, kind, dnan, hi, au
             else:
                 i = k
                 j = k
-            ca, va, sa, fa = _decode(a[i], sE, sM, sbias, sk)
+            ca, va, sa, fa = _classify_to_float64(a[i], sE, sM, sbias, sk)
             if nb:
                 q_c, q_v, q_s, q_f = cb[j], vb[j], sb[j], fb[j]
             else:

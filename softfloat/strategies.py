@@ -44,7 +44,9 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from . import _validate as V
 from .formats import Format, get_format
+from .specialize import is_nan_bits
 
 __all__ = ["encodings", "values", "arrays", "midpoints"]
 
@@ -59,11 +61,7 @@ def _fmt(fmt) -> Format:
 
 
 def _bool(name, v, none_ok=False):
-    if v is None and none_ok:
-        return v
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {v!r}")
-    return bool(v)
+    return V.optional_boolean(v, name) if none_ok else V.boolean(v, name)
 
 
 def _bound(name, v):
@@ -93,7 +91,7 @@ def _value(fmt: Format, bits: int):
 
 
 def _is_nan(fmt: Format, bits: int) -> bool:
-    return bool(fmt.is_nan_bits(bits))
+    return bool(is_nan_bits(fmt, bits))
 
 
 def _first_mag_at_least(fmt: Format, x: Fraction) -> int:

@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import oracles as O
+from ._kernels.specialize import is_nan_bits
 from .formats import FP32, Format, get_format
 from .rounding import DETERMINISTIC_MODES, Rounding, get_rounding
 
@@ -195,18 +196,6 @@ def _oracle(kind, op, f, dst, mode, ops, outer, method):
     return O._run("convert", ops[0], empty, False, FP32, dst, mode, method)
 
 
-@njit(cache=True, inline="always")
-def _is_nan(x, E, M, kind):
-    mag = x & ((np.int64(1) << (E + M)) - 1)
-    if kind == 0:
-        return mag > (((np.int64(1) << E) - 1) << M)
-    if kind == 1:
-        return mag == (np.int64(1) << (E + M)) - 1
-    if kind == 3:                      # finite (fp4/fp6): no NaN
-        return False
-    return x == (np.int64(1) << (E + M))
-
-
 @njit(parallel=True, cache=True)
 def _compare(got, gotf, exp, expf, E, M, kind, check_nan, code):
     """code[i] = 0 (agree), 1 (result bits differ), 2 (only the flags differ).
@@ -223,7 +212,7 @@ def _compare(got, gotf, exp, expf, E, M, kind, check_nan, code):
             e = np.int64(exp[i])
             same = g == e
             if not same and not check_nan:
-                same = _is_nan(g, E, M, kind) and _is_nan(e, E, M, kind)
+                same = is_nan_bits(g, E, M, kind) and is_nan_bits(e, E, M, kind)
             if not same:
                 code[i] = 1
                 k1 += 1

@@ -1,4 +1,4 @@
-"""Accumulation models against the slow references in tests/naive.py."""
+"""Accumulation models against the slow references in tests/naive_models.py."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive as N
-import oracle as O
+import naive_models as N
+import exact_reference as O
 import softfloat as sf
 
 # ACCUM_EXAMPLES=1000 python -m pytest tests/test_accumulate.py  for a longer run
@@ -390,3 +390,49 @@ def test_fast_path_equals_integer_kernel_large(fmt):
     x = sf.to_bits(rng.standard_normal((20, 20000)) * 100, fmt)
     np.testing.assert_array_equal(sf.sum(x, fmt, acc="fp32"),
                                   sf.sum(x, fmt, acc="fp32", return_flags=True)[0])
+
+
+# --------------------------------------------------------------------------
+# Deep explicit trees and block widths (issue 15, item 11)
+# --------------------------------------------------------------------------
+def test_deep_explicit_trees_compile_without_recursion():
+    """5,000 levels hit RecursionError in the recursive tree compiler. A left-nested
+    tree is the sequential order; a right-nested one is a right fold."""
+    K = 5000
+    rng = np.random.default_rng(5)
+    x = sf.to_bits(rng.standard_normal(K), "fp16")
+    left = 0
+    for k in range(1, K):
+        left = (left, k)
+    right = K - 1
+    for k in range(K - 2, -1, -1):
+        right = (k, right)
+    got = sf.sum(x, "fp16", order=left, rounding="upward")
+    want, _ = N.sequential(terms_of(x.tolist(), "fp16"), "fp16", "upward")
+    assert same(got, want, "fp16")
+    got = sf.sum(x, "fp16", order=right, acc="bf16")
+    terms = terms_of(x.tolist(), "fp16")
+    # a node's first child is rounded into the accumulator, then the rest added
+    # (naive_models.eval_tree's rule, unrolled: that model recurses)
+    def first(t):
+        return N.value_of(N.round_into(t, "bf16", "nearest_even")[0], "bf16")
+    accv = N.add(first(terms[-2]), terms[-1], "bf16", "nearest_even")[0]
+    for t in reversed(terms[:-2]):
+        accv = N.add(first(t), N.value_of(accv, "bf16"), "bf16", "nearest_even")[0]
+    assert same(got, accv, "bf16")
+    assert int(sf.sum(x, "fp16", acc=sf.Accumulator("fp32", order=left))) == int(
+        sf.sum(x, "fp16", acc="fp32"))
+
+
+@pytest.mark.parametrize("kw", [dict(width=2**70), dict(width=0), dict(width=2**31),
+                                dict(frame_emin=-2**70), dict(width=np.uint64(2**63)),
+                                dict(frame_emin=5000)])
+def test_block_fma_fields_out_of_range(kw):
+    """BlockFMA(width=2**70) gave a numba OverflowError at the first use."""
+    with pytest.raises(ValueError, match="BlockFMA"):
+        sf.BlockFMA(**kw)
+    for bad in (True, 4.0, "4", None):
+        with pytest.raises(TypeError, match="BlockFMA.width"):
+            sf.BlockFMA(width=bad)
+    b = sf.BlockFMA(width=np.int16(4))
+    assert type(b.width) is int

@@ -1,5 +1,5 @@
 """Arithmetic on encodings (softfloat.arith) against references computed another
-way: exact Fraction arithmetic rounded by tests/oracle.py (round_exact), integer
+way: exact Fraction arithmetic rounded by tests/exact_reference.py (round_exact), integer
 square roots (math.isqrt), numpy float16, float64 arithmetic that is exact (or
 made round-to-odd) followed by one conversion, and MPFR (gmpy2.fma).
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat import get_format
 
-import oracle as O
+import exact_reference as O
 
 BUILTIN = ["fp16", "bf16", "fp32", "tf32", "fp8_e5m2", "fp8_e4m3", "fp8_e4m3fnuz",
            "fp8_e5m2fnuz"]
@@ -361,7 +361,7 @@ def make_pol(fmt, mode, extra):
 
 def _same(fmt, p, got, want):
     """Bit equality; fn formats under a non-propagating NaN policy compare NaN
-    results as "both NaN" (core.make_nan keeps the sign there; see the report)."""
+    results as "both NaN" (specialize.make_nan keeps the sign there; see the report)."""
     if got == want:
         return True
     if get_format(fmt).kind == "fn" and p.nan != "propagate":

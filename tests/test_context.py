@@ -121,10 +121,30 @@ def test_flags_in_outer_context_are_sticky_too():
     (dict(subnormals="no"), TypeError, "subnormals"),
     (dict(rounding="stochastic", seed=1.5), TypeError, "seed"),
 ])
-def test_invalid_policy_values_raise_when_used(kw, exc, words):
-    with localcontext(**kw):
-        with pytest.raises(exc, match=words):
+def test_invalid_policy_values_raise(kw, exc, words):
+    """Refused where written (localcontext, Context(...)), or at the latest when used."""
+    with pytest.raises(exc, match=words):
+        with localcontext(**kw):
             to_bits(X, "fp16")
+    with pytest.raises(exc, match=words):
+        sf.Context(**kw)
+    with pytest.raises(exc, match=words):
+        to_bits(X, "fp16", **kw)
+
+
+@pytest.mark.parametrize("name", ["subnormals", "ftz", "daz"])
+@pytest.mark.parametrize("value", ["yes", "no", "", 1, 0, 1.0, [True]])
+def test_boolean_options_must_be_booleans(name, value):
+    """ftz="yes" / subnormals="no" were read by their truthiness (issue 15, item 6)."""
+    with pytest.raises(TypeError, match=f"{name} must be True or False"):
+        to_bits(X, "fp16", **{name: value})
+    with pytest.raises(TypeError, match=f"{name} must be True or False"):
+        with localcontext(**{name: value}):
+            pass
+    ctx = sf.Context()
+    with pytest.raises(TypeError, match=f"{name} must be True or False"):
+        setattr(ctx, name, value)
+    assert to_bits(X, "fp16", **{name: np.True_}).shape == np.shape(X)
 
 
 def test_localcontext_unknown_attribute():

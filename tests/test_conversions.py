@@ -1,5 +1,5 @@
 """Conversions (to_bits, from_bits, quantize, convert) against the oracle
-(tests/oracle.py: exact Fraction arithmetic), MPFR, numpy and ml_dtypes.
+(tests/exact_reference.py: exact Fraction arithmetic), MPFR, numpy and ml_dtypes.
 
 Values AND flags are compared; NaN results compare as "both NaN" except where
 the NaN policy is what is under test.
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat import convert, from_bits, get_format, quantize, to_bits
 
-import oracle as O
+import exact_reference as O
 
 BUILTIN = ["fp16", "bf16", "fp32", "tf32", "fp8_e5m2", "fp8_e4m3", "fp8_e4m3fnuz",
            "fp8_e5m2fnuz"]

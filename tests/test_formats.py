@@ -11,7 +11,7 @@ import softfloat as sf
 from softfloat import Format, get_format
 from softfloat.formats import FP64
 
-import oracle as O
+import exact_reference as O
 
 # name -> (ebits, mbits, bias, kind, nbits, dtype, host type with the same encoding or None)
 BUILTIN = {
@@ -219,15 +219,69 @@ def test_unknown_name_lists_choices():
     (dict(name="x", ebits=5, mbits=24), "at most 8 exponent"),
     (dict(name="x", ebits=1, mbits=3), "ebits"),
     (dict(name="x", ebits=5, mbits=0), "mbits"),
-    (dict(name="x", ebits=5.0, mbits=3), "ebits"),
-    (dict(name="x", ebits=True, mbits=3), "ebits"),
     (dict(name="x", ebits=5, mbits=3, kind="fnz"), "kind"),
     (dict(name="", ebits=5, mbits=3), "name"),
-    (dict(name="x", ebits=5, mbits=3, bias=1.5), "bias"),
+    (dict(name="x", ebits=5, mbits=2, bias=-1000), "outside float64"),
+    (dict(name="x", ebits=5, mbits=2, bias=1022), "outside float64"),
+    (dict(name="x", ebits=8, mbits=23, bias=-897), "outside float64"),
+    (dict(name="x", ebits=np.int64(12), mbits=3), "ebits"),
+    (dict(name="x", ebits=5, mbits=np.uint8(30)), "at most 8 exponent"),
 ])
 def test_bad_format_params(kwargs, words):
     with pytest.raises(ValueError, match=words):
         Format(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(name="x", ebits=5.0, mbits=3), "ebits must be an integer"),
+    (dict(name="x", ebits=True, mbits=3), "ebits must be an integer"),
+    (dict(name="x", ebits=np.bool_(True), mbits=3), "ebits must be an integer"),
+    (dict(name="x", ebits="5", mbits=3), "ebits must be an integer"),
+    (dict(name="x", ebits=5, mbits=np.float32(3)), "mbits must be an integer"),
+    (dict(name="x", ebits=5, mbits=3, bias=1.5), "bias must be an integer"),
+    (dict(name="x", ebits=5, mbits=3, bias=False), "bias must be an integer"),
+])
+def test_bad_format_param_types(kwargs, words):
+    with pytest.raises(TypeError, match=words):
+        Format(**kwargs)
+
+
+def test_numpy_integer_fields_are_python_ints():
+    """Format("h", np.int16(5), np.int16(10)) once reached the kernels as int16
+    and broke every later sf.sum/matmul; np.int8 fields gave max == 0.0 (issue 15,
+    item 2). Fields are now converted exactly to Python ints."""
+    h = Format("h", np.int16(5), np.int16(10))
+    x = Format("x", np.int8(5), np.int8(2), bias=np.int64(15))
+    for f in (h, x):
+        assert all(type(v) is int for v in (f.ebits, f.mbits, f.bias))
+        assert all(type(v) is int for v in f.params)
+    assert x.max == 57344.0 and h.max == 65504.0
+    b = sf.to_bits(np.array([1.0, 2.0, 0.5]), h)
+    assert sf.from_bits(sf.sum(b, h, acc="fp32", out_fmt=h), h) == 3.5
+    # and the process is not poisoned: the built-in formats still work
+    b16 = sf.to_bits(np.array([1.0, 2.0, 0.5]), "fp16")
+    assert sf.from_bits(sf.sum(b16, "fp16", acc="fp32", out_fmt="fp16"), "fp16") == 3.5
+    a = sf.to_bits(np.ones((2, 3)), "fp16")
+    assert sf.from_bits(sf.matmul(a, a.T, "fp16"), "fp16").tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+@pytest.mark.parametrize("E,M,kind", [(5, 2, "ieee"), (8, 7, "fn"), (4, 3, "fnuz")])
+def test_extreme_biases_decode_exactly(E, M, kind):
+    """At both ends of the accepted bias range every encoding decodes to its
+    exact value (the Fraction reference), inside float64."""
+    lo, hi = Format("t", E, M, kind)._bias_range()
+    for bias in (lo, hi):
+        f = Format("t", E, M, kind, bias=bias)
+        bits = np.arange(1 << f.nbits, dtype=np.int64).astype(f.dtype)
+        got = sf.from_bits(bits, f)
+        for b in range(0, 1 << f.nbits, 3):
+            d = O.decode(b, f)
+            if d.value is None:
+                assert np.isnan(got[b]) or np.isinf(got[b])
+            else:
+                v = d.value if d.value or not d.sign else -0.0
+                assert got[b] == v and Fraction(float(got[b])) == d.value, (bias, hex(b))
+                assert np.signbit(got[b]) == bool(d.sign)
 
 
 def test_fp64_is_not_a_target():

@@ -163,3 +163,95 @@ def test_same_algorithm_runs_on_float64_and_lparray():
     p16 = _horner(sf.array(x / 100, "bf16"), coeffs)
     np.testing.assert_allclose(np.asarray(p16), _horner(sf.quantize(x / 100, "bf16"), coeffs),
                                rtol=2 ** -6)
+
+
+# --------------------------------------------------------------------------
+# Reductions honour or refuse every argument; sf.array copies and never casts
+# silently (issue 15, items 4 and 6)
+# --------------------------------------------------------------------------
+def test_sum_axis_out_of_range_raises_axis_error():
+    M = sf.array(np.arange(6.0).reshape(2, 3), "fp16")
+    for ax in (2, -3, (0, 2), (0, 0)):
+        with pytest.raises((np.exceptions.AxisError, ValueError)):
+            M.sum(axis=ax)
+    with pytest.raises(np.exceptions.AxisError):
+        np.sum(M, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        np.add.reduce(M, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        np.mean(M, axis=-3)
+    with pytest.raises(TypeError, match="axis"):
+        M.sum(axis=1.0)
+    assert M.sum(axis=-1).values().tolist() == [3.0, 12.0]
+    assert M.sum(axis=(0, 1)).values() == 15.0 and M.sum(axis=(-1, 0)).values() == 15.0
+
+
+def test_reduce_keywords_honoured_or_refused():
+    M = sf.array(np.arange(6.0).reshape(2, 3), "fp16")
+    assert np.add.reduce(M, axis=0, keepdims=True).shape == (1, 3)
+    assert np.sum(M, axis=1, keepdims=True).values().tolist() == [[3.0], [12.0]]
+    assert float(np.add.reduce(M, axis=None)) == 15.0
+    for kw in (dict(initial=100.0), dict(dtype=np.float32), dict(where=np.ones((2, 3), bool)),
+               dict(keepdims="yes")):
+        with pytest.raises(TypeError):
+            np.add.reduce(M, axis=0, **kw)
+        with pytest.raises(TypeError):
+            np.sum(M, axis=0, **kw)
+    out = sf.array([0.0, 0.0, 0.0], "fp16")
+    assert np.add.reduce(M, axis=0, out=(out,)) is out
+    assert out.values().tolist() == [3.0, 5.0, 7.0]
+    with pytest.raises(ValueError, match="shape"):
+        np.add.reduce(M, axis=0, out=(sf.array([0.0, 0.0], "fp16"),))
+    with pytest.raises(TypeError):
+        np.add.reduce(M, axis=0, out=(np.zeros(3),))
+    with pytest.raises(TypeError, match="dtype"):
+        np.add(M, M, dtype=np.float32)
+    with pytest.raises(TypeError, match="where"):
+        np.multiply(M, M, where=np.array([True, False, True]))
+    for f, kw in ((np.max, dict(keepdims=True)), (np.min, dict(initial=0.0)),
+                  (np.zeros_like, dict(dtype=np.float32)), (np.argmax, dict(keepdims=True))):
+        try:
+            r = f(M, **kw)
+        except TypeError:
+            continue
+        assert f is np.argmax and r.shape == (1, 1)        # numpy honours it for argmax
+    with pytest.raises(TypeError, match="out"):
+        np.stack([M, M], out=sf.array(np.zeros((2, 2, 3)), "fp16"))
+    with pytest.raises(TypeError, match="out"):
+        np.outer(M, M, out=np.zeros((6, 6)))
+
+
+def test_array_copies_like_numpy():
+    x = sf.array([1.0, 2.0], "fp16", acc="fp32")
+    y = sf.array(x, "fp16")
+    y[0] = 5.0
+    assert x.values().tolist() == [1.0, 2.0] and y.acc == "fp32"
+    assert not np.shares_memory(x.bits, y.bits)
+
+
+@pytest.mark.parametrize("bad", [[None], ["1.5"], [True], [True, 2.5], [1, 2.5], [[1.0], [2]],
+                                 [1.0, None], 3, True, "1.5", [1.0 + 2j],
+                                 np.ma.masked_array([1e9, 1.0], [True, False]),
+                                 np.array([1, 2]), np.array(["1.5"]), np.array([None])])
+def test_array_refuses_silent_casts(bad):
+    with pytest.raises(TypeError):
+        sf.array(bad, "fp16")
+    with pytest.raises(TypeError):
+        sf.to_bits(bad, "fp16")
+    with pytest.raises(TypeError):
+        sf.quantize(bad, "fp16")
+
+
+def test_array_accepts_float_lists():
+    assert sf.array([1.0, np.float32(2.0), np.float16(0.5)], "fp16").values().tolist() == \
+        [1.0, 2.0, 0.5]
+    assert sf.array([[1.0, 2.0], [3.0, 4.0]], "bf16").shape == (2, 2)
+    assert sf.array(2.5, "fp16").values() == 2.5
+
+
+def test_bad_accumulation_model_refused_at_construction():
+    for acc, exc in ((3, TypeError), ("bogus", ValueError), (True, TypeError)):
+        with pytest.raises(exc):
+            sf.array([1.0], "fp16", acc=acc)
+        with pytest.raises(exc):
+            sf.LPArray(np.zeros(2, np.uint16), "fp16", acc=acc)

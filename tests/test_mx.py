@@ -1,6 +1,6 @@
 """Block-scaled quantization (softfloat.mx) against a reference written from the
 formulas in softfloat/mx.py's docstring with exact Fraction arithmetic
-(tests/oracle.py rounds every value), block by block with plain slicing of the
+(tests/exact_reference.py rounds every value), block by block with plain slicing of the
 original array; plus per-tensor scaling, packing and input validation.
 Cross-checks against torchao and gfloat are in tests/test_mx_crosscheck.py."""
 import math
@@ -13,7 +13,7 @@ import softfloat as sf
 from softfloat import mx
 from softfloat.context import random_key
 
-import oracle as O
+import exact_reference as O
 
 MX = ["mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp6_e3m2", "mxfp4", "mxint8"]
 ALL = MX + ["nvfp4"]

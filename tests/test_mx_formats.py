@@ -1,6 +1,6 @@
 """The OCP Microscaling element formats (fp4 e2m1, fp6 e2m3 and e3m2: kind
 "finite", no infinity and no NaN) and the E8M0 scale format (kind "fnu": no
-sign, no zero, all-ones NaN), against the exact reference (tests/oracle.py:
+sign, no zero, all-ones NaN), against the exact reference (tests/exact_reference.py:
 Fraction arithmetic) and ml_dtypes.
 
 What has no encoding (softfloat/formats.py states it; the oracle restates it):
@@ -22,7 +22,7 @@ import pytest
 import softfloat as sf
 from softfloat import convert, from_bits, get_format, to_bits
 
-import oracle as O
+import exact_reference as O
 
 NEW = ["fp4_e2m1", "fp6_e2m3", "fp6_e3m2", "e8m0"]
 FINITE = ["fp4_e2m1", "fp6_e2m3", "fp6_e3m2"]
@@ -463,7 +463,7 @@ def test_testfloat_vectors():
             ops = [np.asarray(o) for o in chunk.operands]
             for o in ops:
                 assert int(o.max()) < (1 << get_format(fmt).nbits)
-            for i in range(0, len(chunk.result), 11):
+            for i in range(0, len(chunk.result), 1 if len(chunk.result) < 400 else 11):
                 want = ref_op(op, fmt, "nearest_even", *[int(o[i]) for o in ops])
                 assert (int(chunk.result[i]), int(chunk.flags[i])) == want, (fn, i)
                 n += 1

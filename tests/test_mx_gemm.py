@@ -1,5 +1,5 @@
 """fp8 GEMM models and block-scaled MMA (softfloat.mx_gemm) against references from
-the definitions: tests/naive.py's block_fma (exact Fractions) per promotion chunk,
+the definitions: tests/naive_models.py's block_fma (exact Fractions) per promotion chunk,
 then binary32 round-to-nearest-even additions through the oracle; block-scaled MMA
 with exact Fraction block dots."""
 from fractions import Fraction
@@ -10,8 +10,8 @@ import pytest
 import softfloat as sf
 from softfloat import mx, mx_gemm
 
-import naive
-import oracle as O
+import naive_models as naive
+import exact_reference as O
 
 F32 = sf.get_format("fp32")
 

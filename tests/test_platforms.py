@@ -286,9 +286,9 @@ def test_direct_path_equals_detour(fmt, monkeypatch):
     for op in ("add", "sub", "mul", "div", "sqrt"):
         args = (a,) if op == "sqrt" else (a, b)
         fast = sf.platform_op(op, *args, fmt=f, platform="torch_cuda")
-        monkeypatch.setattr(P, "USE_DIRECT_PATH", False)
+        monkeypatch.setattr(P.ops, "USE_DIRECT_PATH", False)
         slow = sf.platform_op(op, *args, fmt=f, platform="torch_cuda")
-        monkeypatch.setattr(P, "USE_DIRECT_PATH", True)
+        monkeypatch.setattr(P.ops, "USE_DIRECT_PATH", True)
         assert np.array_equal(fast, slow), (op, np.nonzero(fast != slow)[0][:5])
 
 
@@ -335,19 +335,20 @@ def test_matmul_model_against_float64():
 # ---------------------------------------------------------------------------
 # torch CPU, directly (a small sample; the full sweep is validation/torch_crosscheck.py)
 # ---------------------------------------------------------------------------
-torch = pytest.importorskip("torch")
-
-
 def _tt(bits, dt):
+    import torch
     return torch.from_numpy(bits.view(np.int16)).view(dt)
 
 
 def _tb(t):
+    import torch
     return t.view(torch.int16).numpy().view(np.uint16)
 
 
-@pytest.mark.parametrize("fmt,dt", [("fp16", torch.float16), ("bf16", torch.bfloat16)])
-def test_torch_cpu_sample(fmt, dt):
+@pytest.mark.parametrize("fmt,dtname", [("fp16", "float16"), ("bf16", "bfloat16")])
+def test_torch_cpu_sample(fmt, dtname):
+    torch = pytest.importorskip("torch")      # only this test needs torch
+    dt = getattr(torch, dtname)
     f = sf.get_format(fmt)
     a, b, c = (finite16(f, 4000, -8, 8) for _ in range(3))
     ta, tb, tc = _tt(a, dt), _tt(b, dt), _tt(c, dt)

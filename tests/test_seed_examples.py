@@ -8,7 +8,7 @@ import pytest
 import softfloat as sf
 from softfloat import from_bits, get_format, quantize, to_bits
 
-import oracle as O
+import exact_reference as O
 
 
 def bits16(x, fmt="fp16", **kw):

@@ -1,6 +1,6 @@
 """softfloat.strategies: bounds respected, every special class produced, clear errors.
 
-Values are checked with tests/oracle.py's Fraction decoder (not with the
+Values are checked with tests/exact_reference.py's Fraction decoder (not with the
 strategies' own helpers) and, for fp16/bf16, with numpy/ml_dtypes.
 """
 import math
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import softfloat as sf
 from softfloat import strategies as sfst
 
-import oracle as ref
+import exact_reference as ref
 
 FORMATS = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "tf32", "fp32"]
 

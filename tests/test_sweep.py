@@ -1,7 +1,7 @@
 """The sweep engine and its oracles.
 
 The oracles (softfloat.oracles) are checked against exact rational arithmetic
-(tests/oracle.py's round_exact, Fractions) and against each other and MPFR; the
+(tests/exact_reference.py's round_exact, Fractions) and against each other and MPFR; the
 engine is checked on sampled slices, on injected faults (it must find them),
 on sharding, resuming and the command line. The exhaustive runs are marked slow.
 """
@@ -16,7 +16,7 @@ import softfloat as sf
 from softfloat import oracles as O
 from softfloat import sweep as S
 
-import oracle as ref          # tests/oracle.py: Fraction reference
+import exact_reference as ref          # tests/exact_reference.py: Fraction reference
 
 MODES = list(sf.DETERMINISTIC_MODES)
 HAVE_ARITH = all(hasattr(sf, op) for op in ("add", "sub", "mul", "div", "sqrt"))

@@ -2,54 +2,36 @@
 explicit order, compensated summation, the block-FMA (tensor-core) model, and
 the native float32 fast path.
 
-Values in flight follow core.py: (cls, sign, exp, sig) with the value
-(-1)**sign * sig * 2**exp for finite values. For NaN classes ``exp`` holds the
-payload length and ``sig`` the payload (``exp == 0``: a fresh NaN, no payload), so
-that `core.make_nan` can propagate it. Every rounding goes through
-`core.round_pack`.
+Values in flight follow `core.unpack_in_flight`: (cls, sign, exp, sig) with the
+value (-1)**sign * sig * 2**exp for finite values. For NaN classes ``exp`` holds
+the payload length and ``sig`` the payload (``exp == 0``: a fresh NaN, no
+payload), so that `specialize.make_nan` can propagate it. A sum of two values is
+the arithmetic core's (`arith.add_pre` + `arith.finish`), rounding a value into a
+format the conversion core's (`convert.round_value`); every rounding goes
+through `core.round_pack`, every NaN through specialize.py.
 """
 import numpy as np
 from numba import njit, prange
 
 from .._parallel import run_chunks
 
-from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INVALID, P_DAZ, P_MODE,
-                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, RDN, RSR, clz64, inf_bits,
-                   make_nan, rand_bits, round_pack, shift_right_jam, unpack, zero_bits, zero_flags)
+from .arith import add_pre, finish
+from .convert import round_value
+from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INVALID, P_DAZ, P_OVF,
+                   P_SRBITS, clz64, inf_bits, is_stochastic, rand_bits, round_pack,
+                   unpack_in_flight, zero_bits)
+from .specialize import fresh_nan, nan_operand
 
 # Program op kinds (see softfloat.accumulate._program).
 OP_LEAF, OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
-def decode(bits, E, M, bias, kind, daz):
-    """`core.unpack` with the NaN payload length in ``exp`` (M for IEEE formats,
-    0 for fn/fnuz formats, whose NaNs carry none)."""
-    cls, sign, exp, sig = unpack(bits, E, M, bias, kind, daz)
-    if cls >= C_QNAN:
-        if kind == 0:
-            return cls, sign, np.int64(M), sig
-        return cls, sign, np.int64(0), np.int64(0)
-    return cls, sign, exp, sig
-
-
-@njit(cache=True)
-def round_value(cls, sign, exp, sig, E, M, bias, kind, pol, rb):
-    """Round one value in flight into a format. Returns (bits, flags)."""
-    if cls == C_FINITE:
-        return round_pack(sign, exp, sig, E, M, bias, kind, pol, rb)
-    if cls == C_ZERO:
-        return zero_bits(sign, E, M, kind), zero_flags(kind)
-    if cls == C_INF:
-        return inf_bits(sign, E, M, kind, pol[P_OVF], pol[P_NANBITS])
-    fl = F_INVALID if cls == C_SNAN else 0
-    return make_nan(sign, sig, exp, E, M, kind, pol[P_NAN], pol[P_NANBITS]), fl
-
-
-@njit(cache=True)
 def mul_exact(ca, sa, ea, ma, cb, sb, eb, mb):
     """Exact product of two values in flight: (cls, sign, exp, sig, flags).
-    A signaling NaN operand raises invalid here and becomes quiet."""
+    A signaling NaN operand raises invalid here and becomes quiet (the first NaN
+    operand propagates, specialize.nan_operands' order); 0 * inf is a fresh NaN
+    (payload length 0) with invalid."""
     s = sa ^ sb
     if ca >= C_QNAN:
         return C_QNAN, sa, ea, ma, (F_INVALID if (ca == C_SNAN or cb == C_SNAN) else 0)
@@ -67,47 +49,11 @@ def mul_exact(ca, sa, ea, ma, cb, sb, eb, mb):
 @njit(cache=True)
 def add_round(c1, s1, e1, m1, c2, s2, e2, m2, E, M, bias, kind, pol, rb):
     """round(x1 + x2) into the format, x1 and x2 exact values in flight whose
-    significands have at most 50 bits. Returns (bits, flags)."""
-    if c1 >= C_QNAN or c2 >= C_QNAN:
-        fl = F_INVALID if (c1 == C_SNAN or c2 == C_SNAN) else 0
-        if c1 >= C_QNAN:
-            return make_nan(s1, m1, e1, E, M, kind, pol[P_NAN], pol[P_NANBITS]), fl
-        return make_nan(s2, m2, e2, E, M, kind, pol[P_NAN], pol[P_NANBITS]), fl
-    if c1 == C_INF:
-        if c2 == C_INF and s1 != s2:
-            return make_nan(np.int64(0), np.int64(0), 0, E, M, kind, pol[P_NAN],
-                            pol[P_NANBITS]), F_INVALID
-        return inf_bits(s1, E, M, kind, pol[P_OVF], pol[P_NANBITS])
-    if c2 == C_INF:
-        return inf_bits(s2, E, M, kind, pol[P_OVF], pol[P_NANBITS])
-    if c1 == C_ZERO:
-        if c2 == C_ZERO:
-            if s1 == s2:
-                return zero_bits(s1, E, M, kind), zero_flags(kind)
-            return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), zero_flags(kind)
-        return round_pack(s2, e2, m2, E, M, bias, kind, pol, rb)
-    if c2 == C_ZERO:
-        return round_pack(s1, e1, m1, E, M, bias, kind, pol, rb)
-    # Both finite: leading bits to bit 61 (the sum stays below 2**63). Significands
-    # of <= 50 bits keep >= 11 zero low bits, so an alignment shift of <= 1 (where
-    # cancellation can be massive) loses nothing; larger shifts jam into bit 0,
-    # far below any rounding point of a format of <= 24 bits.
-    l1 = clz64(m1) - 2
-    m1 = m1 << l1
-    e1 = e1 - l1
-    l2 = clz64(m2) - 2
-    m2 = m2 << l2
-    e2 = e2 - l2
-    if e1 < e2:
-        c1, s1, e1, m1, s2, e2, m2 = c2, s2, e2, m2, s1, e1, m1
-    m2 = shift_right_jam(m2, e1 - e2)
-    if s1 == s2:
-        return round_pack(s1, e1, m1 + m2, E, M, bias, kind, pol, rb)
-    if m1 == m2:
-        return zero_bits(np.int64(1 if pol[P_MODE] == RDN else 0), E, M, kind), zero_flags(kind)
-    if m1 > m2:
-        return round_pack(s1, e1, m1 - m2, E, M, bias, kind, pol, rb)
-    return round_pack(s2, e1, m2 - m1, E, M, bias, kind, pol, rb)
+    significands are below 2**50: the arithmetic core's addition
+    (`arith.add_pre`, `arith.finish`). Returns (bits, flags)."""
+    k, s, e, m, fx = add_pre(c1, s1, e1, m1, c2, s2, e2, m2)
+    return finish(k, s, e, m, fx, c1, s1, m1, e1, c2, s2, m2, e2, C_ZERO, np.int64(0),
+                  np.int64(0), np.int64(0), E, M, bias, kind, pol, rb)
 
 
 @njit(cache=True)
@@ -116,24 +62,24 @@ def get_term(A, BT, has_b, bt, i, j, k, iE, iM, ib, ik, daz, prod_rounded,
     """Term k of output (bt, i, j): A[bt, i, k] (a sum) or its product with
     BT[bt, j, k], exact or rounded into the product format.
     Returns (cls, sign, exp, sig, flags)."""
-    ca, sa, ea, ma = decode(A[bt, i, k], iE, iM, ib, ik, daz)
+    ca, sa, ea, ma = unpack_in_flight(A[bt, i, k], iE, iM, ib, ik, daz)
     if not has_b:
         return ca, sa, ea, ma, 0
-    cb, sb, eb, mb = decode(BT[bt, j, k], iE, iM, ib, ik, daz)
+    cb, sb, eb, mb = unpack_in_flight(BT[bt, j, k], iE, iM, ib, ik, daz)
     c, s, e, m, fl = mul_exact(ca, sa, ea, ma, cb, sb, eb, mb)
     if prod_rounded:
         rb = np.int64(0)
-        if ppol[P_MODE] == RSR:
+        if is_stochastic(ppol):
             rb = rand_bits(key, ridx, ppol[P_SRBITS])
         bits, f2 = round_value(c, s, e, m, pE, pM, pb, pk, ppol, rb)
-        c, s, e, m = decode(bits, pE, pM, pb, pk, ppol[P_DAZ])
+        c, s, e, m = unpack_in_flight(bits, pE, pM, pb, pk, ppol[P_DAZ])
         fl |= f2
     return c, s, e, m, fl
 
 
 @njit(cache=True)
 def _rb(pol, key, ridx):
-    if pol[P_MODE] == RSR:
+    if is_stochastic(pol):
         return rand_bits(key, ridx, pol[P_SRBITS])
     return np.int64(0)
 
@@ -163,23 +109,23 @@ def eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, iE, iM, ib, ik, aE, aM, ab, 
                                   prod_rounded, pE, pM, pb, pk, ppol, key, ridx)
         ridx += 1
         fl |= f
-        cc, cs, ce, cm = decode(comp, aE, aM, ab, ak, daz)
+        cc, cs, ce, cm = unpack_in_flight(comp, aE, aM, ab, ak, daz)
         y, f = add_round(c, s, e, mm, cc, 1 - cs, ce, cm, aE, aM, ab, ak, pol,
                          _rb(pol, key, ridx))
         ridx += 1
         fl |= f
-        yc, ys, ye, ym = decode(y, aE, aM, ab, ak, daz)
-        sc, ss, se, sm = decode(s_bits, aE, aM, ab, ak, daz)
+        yc, ys, ye, ym = unpack_in_flight(y, aE, aM, ab, ak, daz)
+        sc, ss, se, sm = unpack_in_flight(s_bits, aE, aM, ab, ak, daz)
         t, f = add_round(sc, ss, se, sm, yc, ys, ye, ym, aE, aM, ab, ak, pol,
                          _rb(pol, key, ridx))
         ridx += 1
         fl |= f
-        tc, ts, te, tm = decode(t, aE, aM, ab, ak, daz)
+        tc, ts, te, tm = unpack_in_flight(t, aE, aM, ab, ak, daz)
         d, f = add_round(tc, ts, te, tm, sc, 1 - ss, se, sm, aE, aM, ab, ak, pol,
                          _rb(pol, key, ridx))
         ridx += 1
         fl |= f
-        dc, ds, de, dm = decode(d, aE, aM, ab, ak, daz)
+        dc, ds, de, dm = unpack_in_flight(d, aE, aM, ab, ak, daz)
         comp, f = add_round(dc, ds, de, dm, yc, 1 - ys, ye, ym, aE, aM, ab, ak, pol,
                             _rb(pol, key, ridx))
         ridx += 1
@@ -204,8 +150,8 @@ def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib, ik, aE, aM,
         elif kind == OP_COPY:
             slots[dst] = slots[src]
         elif kind == OP_ADD_SLOT:
-            c1, s1, e1, m1 = decode(slots[dst], aE, aM, ab, ak, daz)
-            c2, s2, e2, m2 = decode(slots[src], aE, aM, ab, ak, daz)
+            c1, s1, e1, m1 = unpack_in_flight(slots[dst], aE, aM, ab, ak, daz)
+            c2, s2, e2, m2 = unpack_in_flight(slots[src], aE, aM, ab, ak, daz)
             slots[dst], f = add_round(c1, s1, e1, m1, c2, s2, e2, m2, aE, aM, ab, ak, pol,
                                       _rb(pol, key, ridx))
             ridx += 1
@@ -219,7 +165,7 @@ def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib, ik, aE, aM,
                 slots[dst], f = round_value(c, s, e, mm, aE, aM, ab, ak, pol,
                                             _rb(pol, key, ridx))
             else:
-                c1, s1, e1, m1 = decode(slots[dst], aE, aM, ab, ak, daz)
+                c1, s1, e1, m1 = unpack_in_flight(slots[dst], aE, aM, ab, ak, daz)
                 slots[dst], f = add_round(c1, s1, e1, m1, c, s, e, mm, aE, aM, ab, ak, pol,
                                           _rb(pol, key, ridx))
             ridx += 1
@@ -288,7 +234,7 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
     else:
         cbits = zero_bits(np.int64(0), aE, aM, ak)
     # 1. Special values decide the whole dot product.
-    cc, cs, ce, cm = decode(cbits, aE, aM, ab, ak, daz)
+    cc, cs, ce, cm = unpack_in_flight(cbits, aE, aM, ab, ak, daz)
     nan_found = cc >= C_QNAN
     nan_s, nan_e, nan_m = cs, ce, cm
     if cc == C_SNAN:
@@ -296,8 +242,8 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
     pinf = cc == C_INF and cs == 0
     ninf = cc == C_INF and cs == 1
     for k in range(K):
-        ca, sa, ea, ma = decode(A[bt, i, k], iE, iM, ib, ik, daz)
-        cb, sb, eb, mb = decode(BT[bt, j, k], iE, iM, ib, ik, daz)
+        ca, sa, ea, ma = unpack_in_flight(A[bt, i, k], iE, iM, ib, ik, daz)
+        cb, sb, eb, mb = unpack_in_flight(BT[bt, j, k], iE, iM, ib, ik, daz)
         c, s, e, mm, f = mul_exact(ca, sa, ea, ma, cb, sb, eb, mb)
         fl |= f
         if c >= C_QNAN:
@@ -309,25 +255,26 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
                 pinf = True
             else:
                 ninf = True
-    if nan_found or (pinf and ninf):
-        if not nan_found:
-            fl |= F_INVALID
-            nan_s, nan_e, nan_m = np.int64(0), np.int64(0), np.int64(0)
-        return make_nan(nan_s, nan_m, nan_e, aE, aM, ak, pol[P_NAN], pol[P_NANBITS]), fl
+    if nan_found:
+        r, f = nan_operand(C_QNAN, nan_s, nan_m, nan_e, aE, aM, ak, pol)
+        return r, fl | f
+    if pinf and ninf:
+        r, f = fresh_nan(aE, aM, ak, pol)
+        return r, fl | f
     if pinf or ninf:
-        r, f = inf_bits(np.int64(1 if ninf else 0), aE, aM, ak, pol[P_OVF], pol[P_NANBITS])
+        r, f = inf_bits(np.int64(1 if ninf else 0), aE, aM, ak, pol[P_OVF])
         return r, fl | f
     # 2. Blocks.
     for k0 in range(0, K, width):
         k1 = min(K, k0 + width)
-        cc, cs, ce, cm = decode(cbits, aE, aM, ab, ak, daz)
+        cc, cs, ce, cm = unpack_in_flight(cbits, aE, aM, ab, ak, daz)
         have = cc == C_FINITE
         E = np.int64(0)
         if have:
             E = max(ce + 63 - clz64(cm), np.int64(frame_emin))
         for k in range(k0, k1):
-            ca, sa, ea, ma = decode(A[bt, i, k], iE, iM, ib, ik, daz)
-            cb, sb, eb, mb = decode(BT[bt, j, k], iE, iM, ib, ik, daz)
+            ca, sa, ea, ma = unpack_in_flight(A[bt, i, k], iE, iM, ib, ik, daz)
+            cb, sb, eb, mb = unpack_in_flight(BT[bt, j, k], iE, iM, ib, ik, daz)
             if ca == C_FINITE and cb == C_FINITE:
                 ep = ea + eb + 2 * iM           # unnormalised: binade(a) + binade(b)
                 if not have or ep > E:
@@ -342,8 +289,8 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
             t = _trunc_to(cm, ce, q)
             S += -t if cs else t
         for k in range(k0, k1):
-            ca, sa, ea, ma = decode(A[bt, i, k], iE, iM, ib, ik, daz)
-            cb, sb, eb, mb = decode(BT[bt, j, k], iE, iM, ib, ik, daz)
+            ca, sa, ea, ma = unpack_in_flight(A[bt, i, k], iE, iM, ib, ik, daz)
+            cb, sb, eb, mb = unpack_in_flight(BT[bt, j, k], iE, iM, ib, ik, daz)
             if ca == C_FINITE and cb == C_FINITE:
                 t = _trunc_to(ma * mb, ea + eb, q)
                 S += -t if (sa ^ sb) else t

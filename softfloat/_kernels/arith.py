@@ -12,21 +12,24 @@ Every operation works on integers only. Each one is split in two:
   underflow, overflow and inexact) and the NaN specialization below.
 
 Unpacking and `finish` are written once per array loop, not once per operation
-and branch: numba inlines ``inline="always"`` functions at every call site, and
-a dozen inlined copies of round_pack made compilation take minutes and gigabytes.
+and branch. Every helper is a plain ``@njit`` function: numba compiles it once
+per process (and caches it) and LLVM inlines it where that pays. numba's own
+``inline="always"`` would copy the body into every caller before typing; with
+round_pack in every copy that made compilation take minutes.
 
-What a platform decides about NaNs lives in the "specialization" section
-(`nan_operands`, `fresh_nan`): the operations never spell a NaN.
+What a platform decides about NaNs lives in specialize.py (`nan_operands`,
+`fresh_nan`, `invalid_int`): the operations never spell a NaN.
 """
 import numpy as np
 from numba import njit
 
 from .._parallel import run_chunks
 
-from .core import (C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
-                   OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, RDN, RSR,
-                   C_INF, clz64, inf_bits, make_nan, rand_bits, round_pack,
-                   shift_right_jam, unpack, zero_bits, zero_flags)
+from .core import (C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
+                   OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, clz64,
+                   inf_bits, is_stochastic, rand_bits, round_pack, shift_right_jam, unpack,
+                   zero_bits, zero_flags)
+from .specialize import fresh_nan, invalid_int, nan_operands
 
 # Binary operation codes (binary_array).
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX, OP_MINNUM, OP_MAXNUM = range(8)
@@ -41,44 +44,18 @@ R_ROUND = 0     # round (-1)**sign * sig * 2**exp
 R_BITS = 1      # sig holds the final encoding
 R_ZERO = 2      # zero of that sign
 R_INF = 3       # infinity of that sign (formats without one: core.inf_bits decides)
-R_FRESH = 4     # invalid operation, no NaN operand: a fresh NaN
-R_NAN = 5       # a NaN operand decides (nan_operands over a, b, c)
+R_FRESH = 4     # invalid operation, no NaN operand: a fresh NaN (also fma(0, inf, NaN))
+R_NAN = 5       # a NaN operand decides (specialize.nan_operands over a, b, c)
 
 _I0 = np.int64(0)
 
 
-# --------------------------------------------------------------------------
-# Specialization: which NaN a result gets (SoftFloat 8086-SSE by default).
-# --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
-def nan_operands(c1, s1, f1, c2, s2, f2, c3, s3, f3, E, M, kind, pol):
-    """Result of an operation with at least one NaN among up to three operands
-    (pass C_ZERO for a missing one): invalid if any operand is a signaling NaN;
-    the first NaN operand (in argument order) gives sign and payload, quieted
-    (SoftFloat 8086-SSE ``propagateNaN``: a, then b, then c); the NaN policy
-    (pol[P_NAN], pol[P_NANBITS]) may replace it by a canonical pattern."""
-    flags = F_INVALID if (c1 == C_SNAN or c2 == C_SNAN or c3 == C_SNAN) else 0
-    if c1 >= C_QNAN:
-        s, f = s1, f1
-    elif c2 >= C_QNAN:
-        s, f = s2, f2
-    else:
-        s, f = s3, f3
-    return make_nan(s, f, M, E, M, kind, pol[P_NAN], pol[P_NANBITS]), flags
-
-
-@njit(cache=True, inline="always")
-def fresh_nan(E, M, kind, pol):
-    """Result of an invalid operation without a NaN result to propagate
-    (inf - inf, 0 * inf, 0/0, inf/inf, sqrt(-1)); also fma(0, inf, qNaN), where
-    SoftFloat's default NaN wins over the addend's. Raises invalid."""
-    return make_nan(_I0, _I0, 0, E, M, kind, pol[P_NAN], pol[P_NANBITS]), F_INVALID
-
-
-@njit(cache=True, inline="always")
-def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, kind, pol, r):
-    """Encoding and flags for a result kind (see R_*); the operands' unpacked
-    class, sign and fraction are needed for R_NAN."""
+@njit(cache=True)
+def finish(code, s, e, m, fx, ca, sa, ma, la, cb, sb, mb, lb, cc, sc, mc, lc,
+           E, M, bias, kind, pol, r):
+    """Encoding and flags for a result kind (see R_*); the operands' class, sign,
+    NaN payload and payload length (M for unpacked operands of the format) are
+    needed for R_NAN."""
     if code == R_ROUND:
         b, f = round_pack(s, e, m, E, M, bias, kind, pol, r)
         return b, f | fx
@@ -87,26 +64,25 @@ def finish(code, s, e, m, fx, ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, bias, ki
     if code == R_ZERO:
         return zero_bits(s, E, M, kind), fx | zero_flags(kind)
     if code == R_INF:
-        b, f = inf_bits(s, E, M, kind, pol[P_OVF], pol[P_NANBITS])
+        b, f = inf_bits(s, E, M, kind, pol[P_OVF])
         return b, f | fx
     if code == R_FRESH:
         b, f = fresh_nan(E, M, kind, pol)
         return b, f | fx
-    return nan_operands(ca, sa, ma, cb, sb, mb, cc, sc, mc, E, M, kind, pol)
+    return nan_operands(ca, sa, ma, la, cb, sb, mb, lb, cc, sc, mc, lc, E, M, kind, pol)
 
 
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
-def cancel_sign(pol):
-    """Sign of the zero of an exact cancellation x + (-x): -0 rounding downward, else +0."""
-    return np.int64(1) if pol[P_MODE] == RDN else _I0
+@njit(cache=True)
+def add_finite(sa, ea, ma, sb, eb, mb):
+    """sa*ma*2**ea + sb*mb*2**eb as a result kind, for 0 < ma, mb < 2**50 (every
+    caller: operands of <= 24 bits, exact products of <= 48 bits, exact products
+    in flight of <= 50 bits), rounded later into a format of <= 24 bits.
 
-
-@njit(cache=True, inline="always")
-def add_finite(sa, ea, ma, sb, eb, mb, pol):
-    """sa*ma*2**ea + sb*mb*2**eb (ma, mb > 0, each below 2**62) as a result kind."""
+    An exact cancellation gives R_ROUND with sig 0 (round_pack gives it the
+    mode's zero sign)."""
     # Leading bits to bit 61: one bit of headroom for the carry of an addition.
     la = clz64(ma) - 2
     ma = ma << la
@@ -116,19 +92,20 @@ def add_finite(sa, ea, ma, sb, eb, mb, pol):
     eb = eb - lb
     if ea < eb or (ea == eb and ma < mb):      # a is the larger magnitude
         sa, ea, ma, sb, eb, mb = sb, eb, mb, sa, ea, ma
-    # Bits of b shifted out are jammed into bit 0. When any are (ea - eb > 14),
-    # the result keeps its leading bit at 60 or 61, so >= 35 bits lie between
-    # the rounding point (<= 25 bits lower) and the jam bit.
+    # Both significands have < 50 bits, so after the shift to bit 61 their low
+    # 12 bits are zero: an alignment shift ea - eb <= 12 (the only case where a
+    # subtraction can cancel more than one leading bit) loses nothing. A larger
+    # shift jams the bits shifted out into bit 0; then the result keeps its
+    # leading bit at 60 or 61, the rounding point of a <= 24-bit format lies at
+    # bit >= 36, and because ma is even the jammed difference ma - (x | 1) is
+    # floor(exact) | 1, i.e. still the exact value jammed (for a sum, trivially).
     mb = shift_right_jam(mb, ea - eb)
     if sa == sb:
         return R_ROUND, sa, ea, ma + mb, 0
-    d = ma - mb
-    if d == 0:
-        return R_ZERO, cancel_sign(pol), _I0, _I0, 0
-    return R_ROUND, sa, ea, d, 0
+    return R_ROUND, sa, ea, ma - mb, 0          # ma - mb == 0: exact cancellation
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def isqrt62(n):
     """(floor(sqrt(n)), n - floor(sqrt(n))**2) for 0 <= n < 2**62, digit by digit."""
     r = _I0
@@ -145,7 +122,7 @@ def isqrt62(n):
     return r, n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def int_magnitude(sign, exp, sig, pol, rbits):
     """|x| rounded to an integer by the mode (x = sig * 2**exp, exp < 0, sig < 2**30).
 
@@ -162,9 +139,10 @@ def int_magnitude(sign, exp, sig, pol, rbits):
 # --------------------------------------------------------------------------
 # Operations on unpacked operands: each returns (kind, sign, exp, sig, flags).
 # --------------------------------------------------------------------------
-@njit(cache=True, inline="always")
-def add_pre(ca, sa, ea, ma, cb, sb, eb, mb, pol):
-    """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was)."""
+@njit(cache=True)
+def add_pre(ca, sa, ea, ma, cb, sb, eb, mb):
+    """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was).
+    Operands as unpacked, or values in flight (significands < 2**50)."""
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
     if ca == C_INF:
@@ -175,14 +153,16 @@ def add_pre(ca, sa, ea, ma, cb, sb, eb, mb, pol):
         return R_INF, sb, _I0, _I0, 0
     if ca == C_ZERO:
         if cb == C_ZERO:
-            return R_ZERO, (sa if sa == sb else cancel_sign(pol)), _I0, _I0, 0
+            if sa == sb:
+                return R_ZERO, sa, _I0, _I0, 0
+            return R_ROUND, _I0, _I0, _I0, 0   # (+0) + (-0): round_pack's zero sign
         return R_ROUND, sb, eb, mb, 0          # exact, but FTZ may flush it
     if cb == C_ZERO:
         return R_ROUND, sa, ea, ma, 0
-    return add_finite(sa, ea, ma, sb, eb, mb, pol)
+    return add_finite(sa, ea, ma, sb, eb, mb)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -196,7 +176,7 @@ def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea + eb, ma * mb, 0      # the exact product: < 2**48
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -223,7 +203,7 @@ def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea - la - eb, q, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sqrt_pre(ca, sa, ea, ma):
     if ca >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -244,14 +224,17 @@ def sqrt_pre(ca, sa, ea, ma):
     return R_ROUND, _I0, (ea - sh) >> 1, r, 0
 
 
-@njit(cache=True, inline="always")
-def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc, pol):
+@njit(cache=True)
+def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc):
     """a * b + c, one rounding; SoftFloat mulAdd's order of special cases."""
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
     sp = sa ^ sb
     if ca == C_INF or cb == C_INF:
-        if ca == C_ZERO or cb == C_ZERO:           # 0 * inf (+ anything, NaN too)
+        if ca == C_ZERO or cb == C_ZERO:
+            # 0 * inf + c, c a NaN too: SoftFloat's mulAdd makes the default NaN
+            # and then propagates it over c (propagateNaN(defaultNaN, c) returns
+            # its quiet first operand), so the fresh NaN wins; invalid either way.
             f = F_INVALID if cc == C_SNAN else 0
             return R_FRESH, _I0, _I0, _I0, f
         if cc >= C_QNAN:
@@ -265,16 +248,18 @@ def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc, pol):
         return R_INF, sc, _I0, _I0, 0
     if ca == C_ZERO or cb == C_ZERO:
         if cc == C_ZERO:
-            return R_ZERO, (sp if sp == sc else cancel_sign(pol)), _I0, _I0, 0
+            if sp == sc:
+                return R_ZERO, sp, _I0, _I0, 0
+            return R_ROUND, _I0, _I0, _I0, 0   # (+0) + (-0): round_pack's zero sign
         return R_ROUND, sc, ec, mc, 0
     mp = ma * mb                                   # the exact product: < 2**48
     ep = ea + eb
     if cc == C_ZERO:
         return R_ROUND, sp, ep, mp, 0
-    return add_finite(sp, ep, mp, sc, ec, mc, pol)
+    return add_finite(sp, ep, mp, sc, ec, mc)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def order_key(cls, sign, bits, E, M):
     """An integer that orders non-NaN values like their values (both zeros -> 0)."""
     if cls == C_ZERO:
@@ -283,7 +268,7 @@ def order_key(cls, sign, bits, E, M):
     return -mag if sign else mag
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     """IEEE 754-2019 minimum/maximum (NaN wins, -0 < +0) and
     minimumNumber/maximumNumber (a number wins over a NaN; sNaN raises invalid).
@@ -315,7 +300,7 @@ def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     return R_BITS, _I0, _I0, np.int64(y), 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     """roundToIntegral in the mode (inexact raised only when ``exact``)."""
     if ca >= C_QNAN:
@@ -331,7 +316,7 @@ def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     return R_ROUND, sa, _I0, n, flags              # an integer: exact in the format
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def compare_one(op, x, y, E, M, bias, kind, daz):
     """Comparison predicate and flags: quiet predicates raise invalid for
     signaling NaN operands only, signaling ones (op >= CMP_SIGNALING) for any NaN."""
@@ -358,7 +343,7 @@ def compare_one(op, x, y, E, M, bias, kind, daz):
     return False, 0                                # unordered: both are numbers
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     """Encoding -> signed integer of ``ibits`` (32 or 64) bits in the mode.
     NaN, infinity and out-of-range values raise invalid and give the integer
@@ -366,7 +351,7 @@ def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     imin = np.int64(-1) << (ibits - 1)
     ca, sa, ea, ma = unpack(x, E, M, bias, kind, pol[P_DAZ])
     if ca >= C_QNAN or ca == C_INF:
-        return imin, F_INVALID
+        return invalid_int(ibits), F_INVALID
     if ca == C_ZERO:
         return _I0, 0
     if ea >= 0:                                    # an integer: ma * 2**ea
@@ -376,12 +361,12 @@ def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
             return (-n if sa else n), 0
         if sa == 1 and width == ibits and (ma & (ma - 1)) == 0:
             return imin, 0                         # exactly -2**(ibits-1)
-        return imin, F_INVALID
+        return invalid_int(ibits), F_INVALID
     n, inx = int_magnitude(sa, ea, ma, pol, rbits)  # n <= 2**24: always in range
     return (-n if sa else n), (inx if exact else 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def from_int_one(v, E, M, bias, kind, pol, rbits):
     """Signed 64-bit integer -> encoding, rounded once."""
     v = np.int64(v)
@@ -399,7 +384,7 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     return round_pack(s, e, v, E, M, bias, kind, pol, rbits)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def binary_one(op, x, y, E, M, bias, kind, pol, r):
     """One element of add/sub/mul/div/min/max: classify, compute, finish.
     Returns (bits, flags). Shared by the general loop and arith_fast's pass 2."""
@@ -408,14 +393,14 @@ def binary_one(op, x, y, E, M, bias, kind, pol, r):
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     if op <= OP_SUB:
         negb = np.int64(1) if op == OP_SUB else _I0
-        k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb, pol)
+        k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb)
     elif op == OP_MUL:
         k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
     elif op == OP_DIV:
         k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
     else:
         k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
-    return finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, C_ZERO, _I0, _I0,
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
 
@@ -427,12 +412,12 @@ def binary_one(op, x, y, E, M, bias, kind, pol, r):
 @njit(cache=True, nogil=True)
 def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
     """out[i] = op(a[i & ma], b[i & mb]) for the add/sub/mul/div/min/max codes."""
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
     fa = 0
     for i in range(lo, hi):
         r = rand_bits(key, i, nb) if sr else _I0
-        v, f = binary_one(op, a[i & ma], b[i & mb], E, M, bias, kind, pol, r)
+        v, f = binary_one(op, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f
@@ -448,7 +433,7 @@ def binary_array(op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, 
 @njit(cache=True, nogil=True)
 def fma_chunk(lo, hi, a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kind, pol, key):
     """out[i] = fma(a[i & ma], b[i & mb], c[i & mc])."""
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
     daz = pol[P_DAZ]
     fa = 0
@@ -457,8 +442,8 @@ def fma_chunk(lo, hi, a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kin
         ca, sa, ea, xa = unpack(a[i & ma], E, M, bias, kind, daz)
         cb, sb, eb, xb = unpack(b[i & mb], E, M, bias, kind, daz)
         cc, sc, ec, xc = unpack(c[i & mc], E, M, bias, kind, daz)
-        k, s, e, m, fx = fma_pre(ca, sa, ea, xa, cb, sb, eb, xb, cc, sc, ec, xc, pol)
-        v, f = finish(k, s, e, m, fx, ca, sa, xa, cb, sb, xb, cc, sc, xc,
+        k, s, e, m, fx = fma_pre(ca, sa, ea, xa, cb, sb, eb, xb, cc, sc, ec, xc)
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, cc, sc, xc, M,
                       E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
@@ -475,7 +460,7 @@ def fma_array(a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kind, pol, 
 @njit(cache=True, nogil=True)
 def unary_chunk(lo, hi, op, a, out, flg, want_flags, E, M, bias, kind, pol, key):
     """out[i] = sqrt / roundToIntegral / roundToIntegralExact of a[i]."""
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
     daz = pol[P_DAZ]
     exact = op == OP_RINTX
@@ -488,8 +473,8 @@ def unary_chunk(lo, hi, op, a, out, flg, want_flags, E, M, bias, kind, pol, key)
             k, s, e, m, fx = sqrt_pre(ca, sa, ea, xa)
         else:
             k, s, e, m, fx = rint_pre(x, ca, sa, ea, xa, exact, pol, r)
-        v, f = finish(k, s, e, m, fx, ca, sa, xa, C_ZERO, _I0, _I0, C_ZERO, _I0, _I0,
-                      E, M, bias, kind, pol, r)
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, M, C_ZERO, _I0, _I0, M, C_ZERO, _I0, _I0,
+                      M, E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f
@@ -523,7 +508,7 @@ def compare_array(op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, daz,
 @njit(cache=True, nogil=True)
 def to_int_chunk(lo, hi, a, out, flg, want_flags, ibits, exact, E, M, bias, kind, pol, key):
     """out[i] (int32/int64) = a[i] rounded to an integer of ibits bits."""
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
     fa = 0
     for i in range(lo, hi):
@@ -544,7 +529,7 @@ def to_int_array(a, out, flg, want_flags, ibits, exact, E, M, bias, kind, pol, k
 @njit(cache=True, nogil=True)
 def from_int_chunk(lo, hi, a, out, flg, want_flags, E, M, bias, kind, pol, key):
     """out[i] = the int64 a[i] rounded into the format."""
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
     fa = 0
     for i in range(lo, hi):

@@ -35,7 +35,7 @@ def _round_fast(sign, s, sh, m_rne, m_rna, m_up, m_dn, m_odd):
 
 
 @njit(cache=True, inline="always")
-def _fast_one(op, x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
+def binary_normal_branchfree(op, x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
     """(bits, inexact, slow) of one element; slow = 1 where pass 2 must redo it."""
     one = np.int64(1)
     x = np.int64(x)
@@ -98,7 +98,7 @@ def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
     Returns the OR of the inexact flags of the fast elements."""
     fa = _I0
     for i in range(lo, hi):
-        v, f, sl = _fast_one(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
+        v, f, sl = binary_normal_branchfree(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
         out[i] = v
         scratch[i] = f | (sl << 7)
         fa |= f & (1 - sl)
@@ -130,7 +130,7 @@ def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
     # pass 2: the rest, by the general path
     for i in range(lo, hi):
         if scratch[i] >= 128:
-            v, f = binary_one(op, a[i], b[i], E, M, bias, kind, pol, _I0)
+            v, f = binary_one(op, np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
             out[i] = v
             scratch[i] = f
             fa |= f

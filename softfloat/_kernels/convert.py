@@ -3,30 +3,40 @@ target format, directly with one rounding; and encodings to exact float64."""
 import numpy as np
 from numba import njit, prange
 
-from .core import (C_FINITE, C_INF, C_SNAN, C_ZERO, F_INVALID, K_FINITE, K_IEEE, P_DAZ, P_FTZ, P_MODE, P_TINB,
-                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, RSR, clz64, inf_bits, make_nan, max_mag, overflow_result,
-                   rand_bits, round_pack, unpack, zero_bits, zero_flags)
+from .core import (C_FINITE, C_INF, C_ZERO, F_INVALID, K_FINITE, K_IEEE, NAN_PROPAGATE, P_DAZ,
+                   P_FTZ, P_MODE,
+                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, clz64, inf_bits,
+                   is_stochastic, max_mag, rand_bits, round_pack, unpack_in_flight,
+                   zero_bits, zero_flags)
+from .specialize import float64_nan, make_nan, nan_operand
 
 
 @njit(cache=True, inline="always")
-def convert_one(x, sE, sM, sb, sk, dE, dM, db, dk, pol, key, idx):
-    """One element: source encoding ``x`` -> target encoding. Returns (bits, flags)."""
-    cls, sign, exp, sig = unpack(x, sE, sM, sb, sk, pol[P_DAZ])
+def round_value(cls, sign, exp, sig, dE, dM, db, dk, pol, rbits):
+    """The conversion core: a value in flight (`core.unpack_in_flight`: a finite
+    value (-1)**sign * sig * 2**exp, a zero, an infinity or a NaN with its payload)
+    -> target encoding, rounded once by round_pack. Returns (bits, flags).
+    Used by `convert_one` and by the accumulation kernels."""
     if cls == C_FINITE:
-        r = np.int64(0)
-        if pol[P_MODE] == RSR:
-            r = rand_bits(key, idx, pol[P_SRBITS])
-        return round_pack(sign, exp, sig, dE, dM, db, dk, pol, r)
+        return round_pack(sign, exp, sig, dE, dM, db, dk, pol, rbits)
     if cls == C_ZERO:
         return zero_bits(sign, dE, dM, dk), zero_flags(dk)
     if cls == C_INF:
-        return inf_bits(sign, dE, dM, dk, pol[P_OVF], pol[P_NANBITS])
-    # NaN: the source fraction is the payload (ieee sources); fn/fnuz carry none.
-    # A finite target has no NaN: any NaN input is invalid there (and gives +0).
-    flags = F_INVALID if (cls == C_SNAN or dk == K_FINITE) else 0
-    if sk == K_IEEE:
-        return make_nan(sign, sig, sM, dE, dM, dk, pol[P_NAN], pol[P_NANBITS]), flags
-    return make_nan(sign, np.int64(0), 1, dE, dM, dk, pol[P_NAN], pol[P_NANBITS]), flags
+        return inf_bits(sign, dE, dM, dk, pol[P_OVF])
+    b, f = nan_operand(cls, sign, sig, exp, dE, dM, dk, pol)
+    if dk == K_FINITE:                # no NaN there: +0, and the NaN is invalid
+        f |= F_INVALID
+    return b, f
+
+
+@njit(cache=True)
+def convert_one(x, sE, sM, sb, sk, dE, dM, db, dk, pol, key, idx):
+    """One element: source encoding ``x`` -> target encoding. Returns (bits, flags)."""
+    cls, sign, exp, sig = unpack_in_flight(x, sE, sM, sb, sk, pol[P_DAZ])
+    r = np.int64(0)
+    if cls == C_FINITE and is_stochastic(pol):
+        r = rand_bits(key, idx, pol[P_SRBITS])
+    return round_value(cls, sign, exp, sig, dE, dM, db, dk, pol, r)
 
 
 @njit(cache=True, nogil=True)
@@ -43,11 +53,11 @@ def convert_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sb, sk, dE, dM, db,
     return a
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_float64_one(x, E, M, bias, kind):
     """Exact float64 bit pattern (as int64) of one encoding; NaN payloads kept
     left-aligned in the float64 fraction, so float64 -> format gives them back."""
-    cls, sign, exp, sig = unpack(x, E, M, bias, kind, False)
+    cls, sign, exp, sig = unpack_in_flight(x, E, M, bias, kind, False)
     s = sign << 63
     if cls == C_FINITE:
         lz = clz64(sig) - 11                 # leading one to bit 52
@@ -58,9 +68,7 @@ def to_float64_one(x, E, M, bias, kind):
         return s
     if cls == C_INF:
         return s | (np.int64(0x7FF) << 52)
-    if kind != K_IEEE:                       # fn / fnuz NaN: the default quiet NaN
-        return s | (np.int64(0xFFF) << 51)
-    return s | (np.int64(0x7FF) << 52) | (sig << (52 - M))
+    return float64_nan(sign, sig, M, kind)
 
 
 @njit(cache=True, nogil=True)
@@ -80,16 +88,21 @@ def to_float64_chunk(lo, hi, src, out, E, M, bias, kind):
 @njit(cache=True)
 def fast_constants(dE, dM, db, dk, pol):
     """Loop-invariant results of the fast path: overflow and infinity
-    encodings per sign, the NaN that a NaN input becomes, the largest magnitude."""
+    encodings per sign, the NaN that a NaN input becomes, the largest magnitude.
+    Each one is asked of the general path (round_pack, inf_bits, specialize)."""
     out = np.zeros(10, np.int64)
     for s in range(2):
-        out[s] = overflow_result(np.int64(s), dE, dM, dk, pol[P_MODE], pol[P_OVF], pol[P_NANBITS])
-        b, f = inf_bits(np.int64(s), dE, dM, dk, pol[P_OVF], pol[P_NANBITS])
+        # 2**2000 overflows every format: round_pack's overflow result for this sign
+        out[s], _ = round_pack(np.int64(s), np.int64(2000), np.int64(1), dE, dM, db, dk,
+                               pol, np.int64(0))
+        b, f = inf_bits(np.int64(s), dE, dM, dk, pol[P_OVF])
         out[2 + s] = b
         out[4] = f
         # NaN inputs: a fixed pattern (canonical, fn, fnuz) or sign|quiet|payload.
         out[5 + s] = make_nan(np.int64(s), np.int64(0), 1, dE, dM, dk, pol[P_NAN], pol[P_NANBITS])
-    out[7] = 1 if (dk == K_IEEE and pol[P_NAN] == 0) else 0
+    # 1: a NaN input keeps sign and payload, quieted (built in the loop); the
+    # Python caller sends NAN_KEEP to the general path.
+    out[7] = 1 if (dk == K_IEEE and pol[P_NAN] == NAN_PROPAGATE) else 0
     out[8] = max_mag(dE, dM, dk)
     out[9] = 1 if dk == K_FINITE else 0      # every NaN input is invalid (no NaN there)
     return out
@@ -108,7 +121,7 @@ def _b(c):
 
 
 @njit(cache=True, inline="always")
-def _fast_one(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd, m_sr,
+def convert_host_branchfree(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd, m_sr,
               daz, ftz, tinb, nb, r, cst):
     """Branch-free convert of one host-float bit pattern ``u``; returns (bits, flags).
 
@@ -190,7 +203,7 @@ def _fast_one(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up, m_dn, m_odd,
 
 @njit(cache=True, inline="always")
 def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key):
-    """Elements lo..hi through `_fast_one`: plain loops that LLVM vectorizes. The
+    """Elements lo..hi through `convert_host_branchfree`: plain loops that LLVM vectorizes. The
     mode becomes 0/1 integers; SR and flag writing get loops of their own."""
     cst = fast_constants(dE, dM, db, dk, pol)
     mode = pol[P_MODE]
@@ -204,9 +217,9 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
     tinb = np.int64(pol[P_TINB] != 0)
     nb = pol[P_SRBITS]
     a = np.int64(0)
-    if mode == RSR:
+    if is_stochastic(pol):
         for i in range(lo, hi):
-            b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
+            b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(1), daz, ftz, tinb, nb,
                              rand_bits(key, i, nb), cst)
             out[i] = b
@@ -215,7 +228,7 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
                 flg[i] = f
     elif want_flags:
         for i in range(lo, hi):
-            b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
+            b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), daz, ftz, tinb, nb, np.int64(0), cst)
             out[i] = b
             flg[i] = f
@@ -223,14 +236,14 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
     elif daz == 0 and ftz == 0 and tinb == 0:
         # the default policies as constants: LLVM drops their arithmetic (~1.5x faster)
         for i in range(lo, hi):
-            b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
+            b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), np.int64(0), np.int64(0),
                              np.int64(0), nb, np.int64(0), cst)
             out[i] = b
             a |= f
     else:
         for i in range(lo, hi):
-            b, f = _fast_one(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
+            b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), daz, ftz, tinb, nb, np.int64(0), cst)
             out[i] = b
             a |= f

@@ -1,25 +1,25 @@
-"""Unpack, the one round_pack, NaN construction and the counter-based random source."""
+"""Unpack, the one round_pack and the counter-based random source.
+
+`round_pack` is the only general rounding and the only reader of the rounding
+mode (the branch-free fast paths in convert.py and arith_fast.py decode the mode
+into 0/1 masks once per chunk; the loops ask `is_stochastic` whether to draw
+random bits). Which NaN a result gets is specialize.py's.
+"""
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-# Rounding codes (mirror softfloat.rounding.Rounding).
-RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
-# Flag bits (SoftFloat's values).
-F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
-# Overflow policies.
-OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
-# Format kinds (softfloat.formats): K_FINITE has no infinity and no NaN (OCP fp4/fp6),
-# K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
-K_IEEE, K_FN, K_FNUZ, K_FINITE, K_FNU = 0, 1, 2, 3, 4
-# Classes returned by unpack.
-C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
-# NaN policies.
-NAN_PROPAGATE, NAN_CANONICAL = 0, 1
+from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE,  # noqa: F401
+                    F_INVALID, F_OVERFLOW, F_UNDERFLOW, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE,
+                    NAN_CANONICAL,
+                    NAN_KEEP, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE, P_DAZ, P_FTZ,
+                    P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RTO,
+                    RTZ, RUP)
+from .specialize import nan_payload_length, signed_nan
 
-# Policy tuple layout (see softfloat.context.kernel_policy).
-P_MODE, P_FTZ, P_DAZ, P_OVF, P_TINB, P_NAN, P_NANBITS, P_SRBITS = range(8)
+# The codes (rounding modes, flags, policies, classes, the policy tuple layout)
+# live in codes.py and are re-exported here.
 
 
 @intrinsic
@@ -38,7 +38,7 @@ def clz64(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def shift_right_jam(x, n):
     """x >> n with every bit shifted out OR-ed into bit 0 (x >= 0, n >= 0)."""
     if n == 0:
@@ -51,7 +51,7 @@ def shift_right_jam(x, n):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rand_bits(key, idx, nbits):
     """``nbits`` (1..32) uniform random bits for element ``idx`` of a stream ``key``.
 
@@ -65,7 +65,7 @@ def rand_bits(key, idx, nbits):
     return np.int64(z >> np.uint64(64 - nbits))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def unpack(bits, E, M, bias, kind, daz):
     """Classify and decode one encoding.
 
@@ -100,37 +100,19 @@ def unpack(bits, E, M, bias, kind, daz):
     return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
 
 
-@njit(cache=True, inline="always")
-def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
-    """The NaN a result gets. ``payload`` holds ``plen`` bits of a source NaN's
-    fraction (plen = 0: no source NaN, e.g. inf - inf).
-
-    propagate: the source's sign and top fraction bits, quieted (SoftFloat 8086-SSE);
-    a fresh NaN is the format's default NaN. canonical: always ``nanbits``.
-    fn formats keep the sign under propagate; fnuz and fnu have a single NaN;
-    finite formats have none: +0 stands for it (the caller raises invalid).
-    """
-    if kind == K_FNUZ:
-        return np.int64(1) << (E + M)
-    if kind == K_FNU:
-        return (np.int64(1) << (E + M)) - 1
-    if kind == K_FINITE:
-        return np.int64(0)
-    if nanmode == NAN_CANONICAL:
-        return nanbits
-    if kind == K_FN:                  # one NaN per sign: the sign is the payload
-        return (sign << (E + M)) | ((np.int64(1) << (E + M)) - 1)
-    if plen == 0:
-        return nanbits
-    if plen >= M:
-        frac = payload >> (plen - M)
-    else:
-        frac = payload << (M - plen)
-    frac |= np.int64(1) << (M - 1)
-    return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M) | frac
+@njit(cache=True)
+def unpack_in_flight(bits, E, M, bias, kind, daz):
+    """`unpack` for values in flight between kernel steps: a NaN's ``exp`` holds
+    the length of its payload (``sig``), as specialize.make_nan reads it."""
+    cls, sign, exp, sig = unpack(bits, E, M, bias, kind, daz)
+    if cls >= C_QNAN:
+        if kind != K_IEEE:
+            sig = np.int64(0)
+        return cls, sign, nan_payload_length(M, kind), sig
+    return cls, sign, exp, sig
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _round_increment(mode, sign, q, rem, half):
     """1 if the magnitude q (with remainder rem, half = the half-ulp) rounds up.
     Not for RTO or stochastic rounding, which round_pack handles itself."""
@@ -147,7 +129,7 @@ def _round_increment(mode, sign, q, rem, half):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
@@ -157,34 +139,37 @@ def max_mag(E, M, kind):
     return (np.int64(1) << (E + M)) - 1
 
 
-@njit(cache=True, inline="always")
-def overflow_result(sign, E, M, kind, mode, ovf, nanbits):
-    """Encoding for an overflowed result (the flags are the caller's).
+@njit(cache=True)
+def overflow_result(sign, to_inf, E, M, kind, ovf):
+    """Encoding for an overflowed result (the flags are the caller's). ``to_inf``:
+    the rounding mode carries this sign's overflow to infinity (round_pack says).
     finite formats saturate in every mode (OCP MX v1.0: conversions saturate)."""
-    if ovf == OVF_SATURATE or kind == K_FINITE:
-        return (sign << (E + M)) | max_mag(E, M, kind)
-    to_inf = (mode == RNE or mode == RNA or mode == RSR
-              or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
-    if not to_inf:
+    if ovf == OVF_SATURATE or not to_inf or kind == K_FINITE:
         return (sign << (E + M)) | max_mag(E, M, kind)
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M)
     # fn/fnuz: NaN with the sign kept (as ml_dtypes does), whatever the NaN policy
-    return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits)
+    return signed_nan(sign, E, M, kind)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
-    """Round ``(-1)**sign * sig * 2**exp`` (sig > 0, maybe jammed) into the format.
+    """Round ``(-1)**sign * sig * 2**exp`` (sig > 0, maybe jammed: bits below
+    bit 0 OR-ed into bit 0) into the format. Returns ``(bits, flags)``.
 
-    The only function that reads the rounding mode. Returns ``(bits, flags)``.
-    ``rbits`` is the random integer (pol[P_SRBITS] bits) for stochastic rounding.
+    The only general rounding and the only function that reads the rounding
+    mode. ``rbits`` is the random integer (pol[P_SRBITS] bits) for stochastic
+    rounding. ``sig == 0`` stands for the exact zero of a cancellation x + (-x)
+    (or of (+0) + (-0)): -0 rounding downward, +0 in every other mode (IEEE 754
+    6.3), whatever ``sign``.
     """
     mode = pol[P_MODE]
     flags = 0
+    if sig == 0:
+        return zero_bits(np.int64(1) if mode == RDN else np.int64(0), E, M, kind), zero_flags(kind)
     fnu = kind == K_FNU
     if fnu and sign == 1:             # fnu (e8m0) has no negative values
-        return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_PROPAGATE, pol[P_NANBITS]), F_INVALID
+        return signed_nan(sign, E, M, kind), F_INVALID
     # 1. Normalize: leading one at bit 62.
     lz = clz64(sig) - 1
     sig = sig << lz
@@ -226,7 +211,9 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     # 5. Overflow.
     if mag > max_mag(E, M, kind):
         flags |= F_OVERFLOW | F_INEXACT
-        return overflow_result(sign, E, M, kind, mode, pol[P_OVF], pol[P_NANBITS]), flags
+        to_inf = (mode == RNE or mode == RNA or mode == RSR
+                  or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
+        return overflow_result(sign, to_inf, E, M, kind, pol[P_OVF]), flags
     # 6. Tininess and underflow.
     if fnu:
         # mag = ((e + bias - 1) << M) + q is the encoding of q * 2**(e - M) also
@@ -254,7 +241,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     return (sign << (E + M)) | mag, flags
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def zero_bits(sign, E, M, kind):
     """Encoding of a zero result. fnu formats have no zero: their NaN (callers
     raise invalid there: see `zero_flags`)."""
@@ -265,14 +252,14 @@ def zero_bits(sign, E, M, kind):
     return sign << (E + M)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def zero_flags(kind):
     """Flags of a zero result: invalid for fnu formats, which have no zero."""
     return F_INVALID if kind == K_FNU else 0
 
 
-@njit(cache=True, inline="always")
-def inf_bits(sign, E, M, kind, ovf, nanbits):
+@njit(cache=True)
+def inf_bits(sign, E, M, kind, ovf):
     """Encoding for an exact infinite result; formats without infinity give NaN
     (or their largest value when overflow saturates); finite formats (no NaN) give
     their largest value and raise invalid; fnu gives NaN for -inf. Returns (bits, flags)."""
@@ -281,7 +268,13 @@ def inf_bits(sign, E, M, kind, ovf, nanbits):
     if kind == K_FINITE:
         return (sign << (E + M)) | max_mag(E, M, kind), F_INVALID
     if kind == K_FNU and sign == 1:
-        return make_nan(sign, np.int64(0), 0, E, M, kind, NAN_PROPAGATE, nanbits), F_INVALID
+        return signed_nan(sign, E, M, kind), F_INVALID
     if ovf == OVF_SATURATE:
         return (sign << (E + M)) | max_mag(E, M, kind), 0
-    return make_nan(sign, np.int64(0), 1, E, M, kind, NAN_PROPAGATE, nanbits), F_INVALID
+    return signed_nan(sign, E, M, kind), F_INVALID
+
+
+@njit(cache=True)
+def is_stochastic(pol):
+    """Whether the policy rounds stochastically (the loops then draw random bits)."""
+    return pol[P_MODE] == RSR

@@ -1,7 +1,7 @@
 """Slow, obviously-right references for the accumulation models.
 
 Plain Python loops over exact ``fractions.Fraction`` values; every rounding goes
-through ``oracle.round_exact`` (written independently of the library's kernels).
+through ``exact_reference.round_exact`` (written independently of the library's kernels).
 The summation trees are rebuilt here from their definitions.
 
 A value in flight is ``("finite", Fraction)``, ``("zero", sign)``, ``("inf", sign)``
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import oracle as O
+import exact_reference as O
 
 INVALID = O.INVALID
 

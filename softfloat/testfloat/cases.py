@@ -42,14 +42,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import Format
+from typing import Iterator
 
-__all__ = ["FloatPatterns", "IntPatterns", "CaseStream", "BLOCK", "INT_TYPES"]
+from ..formats import Format
+from .names import INT_TYPES, Function, dtype_of, parse_function
+
+__all__ = ["FloatPatterns", "IntPatterns", "CaseStream", "BLOCK", "INT_TYPES", "operands",
+           "minimum_cases"]
 
 BLOCK = 1 << 16
 
-# Integer operand types: name -> (bits, signed).
-INT_TYPES = {"i32": (32, True), "ui32": (32, False), "i64": (64, True), "ui64": (64, False)}
 
 # Level-1 templates: per subcase, which operands come from the pattern sequence
 # (True) and which are random (False).
@@ -266,3 +268,45 @@ class CaseStream:
             pat = self.seqs[j][idx[j].astype(np.intp)]
             out.append(np.where(self.template[sub, j], pat, rnd[j]))
         return out
+
+
+# ---- the operand stream of a function ---------------------------------------------
+def _patterns(t):
+    return IntPatterns(t) if isinstance(t, str) else FloatPatterns(t)
+
+
+def stream(fn: Function, level, seed, exhaustive) -> CaseStream:
+    return CaseStream([_patterns(t) for t in fn.args], level=level, seed=seed,
+                      exhaustive=exhaustive)
+
+
+def minimum_cases(function, level=1) -> int:
+    """TestFloat's minimum (and default) number of cases for a function and level."""
+    return stream(parse_function(function), level, 1, False).total
+
+
+def operands(function, *, level=1, n=None, seed=1, exhaustive=False, offset=0,
+             chunk=1 << 20) -> Iterator[tuple]:
+    """Operand arrays in chunks (each a tuple of arrays in the operand types'
+    dtypes); ``n`` cases from case ``offset`` (default: TestFloat's minimum for
+    the level, or the whole space with ``exhaustive``)."""
+    fn = parse_function(function)
+    s = stream(fn, level, seed, exhaustive)
+    if n is None:
+        n = s.total - offset if exhaustive else s.total
+    if not exhaustive and n < s.total:
+        raise ValueError(f"-n {n}: too few cases; the minimum for {fn.name} at level "
+                         f"{level} is {s.total}")
+    if exhaustive and offset + n > s.total:
+        raise ValueError(f"exhaustive space of {fn.name} has {s.total} cases; "
+                         f"offset {offset} + n {n} is beyond it")
+    if chunk < 1:
+        raise ValueError("chunk must be positive")
+    pos, end = offset, offset + n
+    while pos < end:
+        hi = min(end, pos + chunk)
+        ops = s.chunk(pos, hi)
+        yield pos, tuple(o.astype(dtype_of(t)) for o, t in zip(ops, fn.args))
+        pos = hi
+
+

@@ -1,0 +1,33 @@
+"""Integer codes shared by every kernel: rounding modes, flags, overflow and NaN
+policies, format kinds, unpacked classes and the layout of the policy tuple.
+
+`core` re-exports all of them (``from .core import P_MODE`` keeps working); they
+live here so that `core` (rounding) and `specialize` (NaN rules) can both use
+them without importing each other.
+"""
+
+# Rounding codes (mirror softfloat.rounding.Rounding).
+RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
+# Flag bits (SoftFloat's values).
+F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
+# Overflow policies.
+OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
+# Format kinds (softfloat.formats): K_FINITE has no infinity and no NaN (OCP fp4/fp6),
+# K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
+K_IEEE, K_FN, K_FNUZ, K_FINITE, K_FNU = 0, 1, 2, 3, 4
+# Classes returned by unpack.
+C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
+# NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.
+NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP = 0, 1, 2
+
+# Policy tuple layout (built by softfloat.context.kernel_policy):
+#   P_MODE    rounding code (read by core.round_pack only)
+#   P_FTZ     flush subnormal results to zero (after rounding)
+#   P_DAZ     read subnormal operands as zero
+#   P_OVF     overflow policy (OVF_*)
+#   P_TINB    1: tininess detected before rounding
+#   P_NAN     NaN mode (NAN_*)
+#   P_NANBITS the NaN pattern: every NaN result under NAN_CANONICAL, the fresh
+#             NaN (invalid operation without a NaN operand) otherwise
+#   P_SRBITS  random bits per stochastic rounding
+P_MODE, P_FTZ, P_DAZ, P_OVF, P_TINB, P_NAN, P_NANBITS, P_SRBITS = range(8)

@@ -1,0 +1,21 @@
+"""Platforms: what a machine or a library does beyond IEEE 754.
+
+* presets.py -- the data: `Platform`, `Reduction`, the presets (``ieee``,
+  ``torch_cuda``, ``torch_cpu``, ``numpy``, ``x86_sse``, ``arm_default_nan``,
+  ``riscv``) in the ``PRESETS`` registry, `get_platform`;
+* ops.py -- the interpreter: `platform_op`, `platform_to_bits`,
+  `platform_convert`, `platform_sum`, `platform_mean`, `platform_matmul`.
+
+NaN rules become kernel policies in softfloat.specialize.
+"""
+from .ops import (_isnan, platform_convert, platform_matmul, platform_mean,  # noqa: F401
+                  platform_op, platform_sum, platform_to_bits)
+from .presets import (ARM_DEFAULT_NAN, IEEE, NUMPY, PLATFORM_OPS, PRESETS, RISCV,  # noqa: F401
+                      TORCH_CPU, TORCH_CUDA, X86_SSE, Platform, Reduction, get_platform,
+                      platform_names)
+
+__all__ = [
+    "Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
+    "platform_op", "platform_to_bits", "platform_convert", "platform_sum",
+    "platform_mean", "platform_matmul",
+]

@@ -1,0 +1,67 @@
+"""Streams of TestFloat lines: `write_vectors` (generation to a binary file,
+chunk by chunk) and `verify_stream` (checking lines read from a binary file,
+chunk by chunk, with absolute line numbers in errors and records)."""
+from __future__ import annotations
+
+import dataclasses
+
+from .cases import operands
+from .expected import generate
+from .lineio import format_lines, parse_lines
+from .names import parse_function
+from .options import Options, make_options
+from .verify import Report, verify
+
+__all__ = ["write_vectors", "verify_stream"]
+
+
+def write_vectors(function, file, *, level=1, n=None, seed=1, exhaustive=False, offset=0,
+                  chunk=1 << 20, operands_only=False, prefix=None,
+                  options: Options | None = None, **opts) -> int:
+    """Write TestFloat lines for ``function`` to a binary file object, chunk by
+    chunk; returns the number of lines written (arguments as in `generate`)."""
+    fn = parse_function(function)
+    if prefix is not None:
+        file.write(prefix.encode() + b"\n")
+    count = 0
+    if operands_only:
+        for _, ops in operands(fn, level=level, n=n, seed=seed, exhaustive=exhaustive,
+                               offset=offset, chunk=chunk):
+            file.write(format_lines(fn, ops))
+            count += ops[0].size
+        return count
+    for c in generate(fn, level=level, n=n, seed=seed, exhaustive=exhaustive, offset=offset,
+                      chunk=chunk, options=options, **opts):
+        file.write(format_lines(fn, c.operands, c.result, c.flags))
+        count += c.result.size
+    return count
+
+
+def verify_stream(function, file, *, chunk_lines=1 << 20, errors=20, check_nans=False,
+                  check_inv_ints=False, options: Options | None = None, **opts) -> Report:
+    """`verify` over TestFloat lines read from a binary file object, chunk by chunk."""
+    fn = parse_function(function)
+    o = make_options(options, opts)
+    if not isinstance(chunk_lines, int) or isinstance(chunk_lines, bool) or chunk_lines < 1:
+        raise ValueError(f"chunk_lines must be a positive int, got {chunk_lines!r}")
+    total = None
+    start = 0
+    line = 1                                  # number of the chunk's first line
+    while True:
+        lines = file.readlines(chunk_lines * 24)
+        if not lines:
+            break
+        if isinstance(lines[0], str):
+            raise TypeError("verify_stream reads a binary file (open(..., 'rb'), "
+                            "sys.stdin.buffer)")
+        ops, res, flg = parse_lines(fn, b"".join(lines), first_line=line)
+        line += len(lines)
+        rep = verify(fn, *ops, result=res, flags=flg, options=o, check_nans=check_nans,
+                     check_inv_ints=check_inv_ints, errors=errors, start=start)
+        start += res.size
+        total = rep if total is None else total.merge(rep)
+    if total is None:
+        total = Report(fn.name, dict(dataclasses.asdict(o), check_nans=check_nans,
+                                     check_inv_ints=check_inv_ints), errors=errors)
+    return total
+

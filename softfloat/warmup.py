@@ -1,0 +1,221 @@
+"""``python -m softfloat warmup [--all] [--times]``: compile the kernels ahead of use.
+
+Every kernel compiles on its first call and is then kept in the cache (see
+`softfloat._jitcache`), so later processes load it in milliseconds. This
+command makes those first calls now, through the public functions, on tiny
+arrays:
+
+* the common set (default): what the README's tour and the ``nn`` experiments
+  call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
+  mode is a run-time argument of each kernel); + - * / sqrt fma of fp16/bf16;
+  sum and matmul of fp16/bf16 with float32 or narrow accumulation;
+* ``--all``: every kernel and signature the library dispatches to (every host
+  dtype and storage dtype, every operation, every accumulation model).
+
+Compiling again after an edit of the sources is automatic (a new cache
+directory). Exit status 0, or 2 if a kernel failed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+
+def _vals():
+    return np.array([1.0, -2.5, 1e-6, 65520.0, 3.0e38, np.inf, np.nan, -0.0, 1.0 + 2**-11])
+
+
+def _enc(fmt):
+    """Some encodings of fmt, made by numpy (no kernel runs before its own task)."""
+    with np.errstate(all="ignore"):
+        if fmt == "fp16":
+            return _vals().astype(np.float16).view(np.uint16)
+        x = _vals().astype(np.float32).view(np.uint32)
+        if fmt == "bf16":
+            return (x >> 16).astype(np.uint16)
+        if fmt in ("fp32", "tf32"):
+            return x if fmt == "fp32" else x >> 13
+        return (x >> 24).astype(np.uint8) & 0x7F      # fp8 and smaller: small magnitudes
+
+
+def _common():
+    import softfloat as sf
+    x64 = _vals()
+    x32 = x64.astype(np.float32)
+    h = _enc("fp16")
+    b = _enc("bf16")
+    t = []
+    for name, x in (("f64", x64), ("f32", x32)):
+        for fmt in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2"):
+            t.append((f"to_bits {name}->{fmt}", lambda x=x, fmt=fmt: sf.to_bits(x, fmt)))
+    for fmt in ("fp16", "fp8_e4m3"):
+        t.append((f"from_bits {fmt}", lambda fmt=fmt: sf.from_bits(_enc(fmt), fmt)))
+    for fmt, e in (("fp16", h), ("bf16", b)):
+        t.append((f"add/sub/mul/div {fmt}", lambda e=e, fmt=fmt: (
+            sf.add(e, e[::-1], fmt), sf.sub(e, e, fmt), sf.mul(e, e, fmt),
+            sf.div(e, e[::-1], fmt))))
+    t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
+    t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
+    A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
+    B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
+    t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
+        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
+    t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
+        sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
+    return t
+
+
+def _all():
+    import softfloat as sf
+    x64 = _vals()
+    t = []
+    fmts = ["fp16", "bf16", "fp32", "tf32", "fp8_e5m2", "fp8_e4m3", "fp8_e4m3fnuz",
+            "fp8_e5m2fnuz", "e6m9"]
+    for name, dt in (("f64", np.float64), ("f32", np.float32), ("f16", np.float16)):
+        with np.errstate(over="ignore"):
+            x = x64.astype(dt)
+        for fmt in fmts:
+            t.append((f"to_bits {name}->{fmt}",
+                      lambda x=x, fmt=fmt: (sf.to_bits(x, fmt, return_flags=True),
+                                            sf.to_bits(x, fmt, "stochastic", seed=0))))
+    enc = {f: _enc(f) for f in fmts if not f.startswith("e")}
+    enc["e6m9"] = np.arange(0, 1 << 16, 4099, dtype=np.uint16)
+    for f in fmts:
+        t.append((f"from_bits {f}", lambda f=f: sf.from_bits(enc[f], f)))
+    for s, d in (("fp16", "fp32"), ("fp8_e4m3", "fp16"), ("bf16", "fp8_e5m2"),
+                 ("fp32", "fp16"), ("fp16", "bf16")):
+        t.append((f"convert {s}->{d}", lambda s=s, d=d: sf.convert(enc[s], s, d)))
+    for f in ("fp16", "fp32", "fp8_e4m3"):
+        e = enc[f]
+        t.append((f"arithmetic {f}", lambda e=e, f=f: (
+            sf.add(e, e[::-1], f, return_flags=True), sf.div(e, e[::-1], f),
+            sf.mul(e, e, f, "stochastic", seed=0), sf.fma(e, e, e, f),
+            sf.sqrt(e, f), sf.round_to_integral(e, f), sf.minimum(e, e[::-1], f),
+            sf.lt(e, e[::-1], f), sf.to_int32(e, f), sf.to_int64(e, f),
+            sf.from_int(np.arange(-4, 5), f))))
+    A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
+    B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
+    for acc in ("fp16", "fp32", "bf16", "v100", "a100", "h100", "b200"):
+        t.append((f"matmul fp16 acc={acc}", lambda acc=acc: sf.matmul(A, B, "fp16", acc=acc)))
+    for order in ("pairwise", "blocked"):
+        t.append((f"sum fp16 order={order}", lambda order=order: sf.sum(
+            enc["fp16"][:5], "fp16", order=order, acc="fp32")))
+    t.append(("sum fp16 kahan", lambda: sf.sum(enc["fp16"][:5], "fp16", kahan=True)))
+    # (any uint16 is a bf16 encoding)
+    t.append(("matmul bf16 acc=fp32", lambda: sf.matmul(A, B, "bf16", acc="fp32")))
+    return t
+
+
+def tasks(everything: bool = False):
+    """(label, callable) pairs; the common set, plus the rest with everything=True."""
+    t = _common()
+    if everything:
+        seen = {name for name, _ in t}
+        t += [(n, f) for n, f in _all() if n not in seen]
+    return t
+
+
+_SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
+                "to_bits f32->bf16")
+# Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
+_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1}
+
+
+def group_of(name: str) -> str:
+    """Tasks of one group share kernels: --jobs keeps each group in one process,
+    so that no kernel is compiled twice at the same time."""
+    if name in _SPECIALISED:
+        return name                   # a kernel of its own (formats as constants)
+    if name.startswith(("to_bits", "convert")):
+        return "conversions"
+    if name.startswith("from_bits"):
+        return "from_bits"
+    if name.startswith(("sum", "matmul")):
+        return "accum"
+    return "arith"
+
+
+def partition(names, n: int) -> list[int]:
+    """Part (0..n-1) of each task: whole groups, heaviest first onto the lightest part."""
+    groups = list(dict.fromkeys(group_of(x) for x in names))
+    load = [0] * n
+    where = {}
+    for g in sorted(groups, key=lambda g: -_WEIGHT.get(g, 13)):
+        k = load.index(min(load))
+        where[g] = k
+        load[k] += _WEIGHT.get(g, 13)
+    return [where[group_of(x)] for x in names]
+
+
+def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 1)) -> int:
+    from . import _jitcache
+    ts = tasks(everything)
+    if part[1] > 1:
+        parts = partition([n for n, _ in ts], part[1])
+        ts = [t for t, k in zip(ts, parts) if k == part[0]]
+    tty = hasattr(out, "isatty") and out.isatty() and not times
+    t0 = time.perf_counter()
+    print(f"softfloat warmup: compiling {len(ts)} kernel groups into "
+          f"{_jitcache.cache_dir()}", file=out)
+    failed = 0
+    with np.errstate(all="ignore"):
+        for i, (name, fn) in enumerate(ts, 1):
+            t, c = time.perf_counter(), time.process_time()
+            try:
+                fn()
+                status = ""
+            except Exception as e:  # report and go on: the others still help
+                failed += 1
+                status = f"  FAILED: {type(e).__name__}: {e}"
+            dt, dc = time.perf_counter() - t, time.process_time() - c
+            line = f"[{i:2d}/{len(ts)}] {name:44s} {dt:6.1f} s"
+            if times:
+                line += f" ({dc:5.1f} s CPU)"
+            line += status
+            if tty and not status:
+                print("\r" + line.ljust(79), end="", file=out, flush=True)
+            else:
+                print(line, file=out, flush=True)
+    if tty:
+        print(file=out)
+    print(f"softfloat warmup: done in {time.perf_counter() - t0:.1f} s"
+          + (f", {failed} failed" if failed else ""), file=out)
+    return 2 if failed else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m softfloat warmup",
+                                 description="Compile softfloat's kernels ahead of use "
+                                             "(they are cached for later processes).")
+    ap.add_argument("--all", action="store_true",
+                    help="every kernel and signature, not only the common set")
+    ap.add_argument("--times", action="store_true", help="one line per kernel group")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="compile in this many processes at once (default 1)")
+    ap.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # i/n: see partition
+    a = ap.parse_args(argv)
+    if a.jobs > 1:
+        return _parallel(a)
+    i, n = (int(v) for v in a.part.split("/"))
+    return run(a.all, a.times, part=(i, n))
+
+
+def _parallel(a) -> int:
+    """Run the tasks in a.jobs processes (whole groups each, see `partition`);
+    compilation holds one core per process, and the cache is shared on disk."""
+    import subprocess
+    t0 = time.perf_counter()
+    base = [sys.executable, "-m", "softfloat", "warmup"] + (["--all"] if a.all else [])
+    base += ["--times"] if a.times else []
+    procs = [subprocess.Popen(base + ["--part", f"{i}/{a.jobs}"]) for i in range(a.jobs)]
+    rc = max(p.wait() for p in procs)
+    print(f"softfloat warmup: {a.jobs} processes done in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

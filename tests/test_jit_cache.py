@@ -1,0 +1,143 @@
+"""The kernel cache (softfloat._jitcache): keyed on the package's sources, and
+working where nothing can be written. Each test runs a copy of the package in
+fresh processes."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Prints the cache directory, whether from_bits's kernel came from the cache,
+# and a value computed by a kernel (convert.py) that calls core.unpack.
+PROBE = r"""
+import json, numpy as np, softfloat as sf
+from softfloat import _jitcache
+from softfloat._kernels import convert
+v = sf.from_bits(np.array([0x3C00, 0xC500], np.uint16), "fp16")
+st = convert.to_float64_chunk.stats
+print("PROBE " + json.dumps({"dir": _jitcache.cache_dir(), "hits": sum(st.cache_hits.values()),
+                             "misses": sum(st.cache_misses.values()), "v": v.tolist()}))
+"""
+
+
+def _copy_package(tmp_path):
+    dst = tmp_path / "src"
+    shutil.copytree(os.path.join(ROOT, "softfloat"), dst / "softfloat",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _probe(src, env_extra, code=PROBE):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = str(src)
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(src), env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("PROBE ")]
+    return json.loads(line[-1][6:])
+
+
+def test_edit_to_a_callee_in_another_file_invalidates_the_cache(tmp_path):
+    src = _copy_package(tmp_path)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    first = _probe(src, env)
+    assert first["v"] == [1.0, -5.0] and first["misses"] >= 1
+    assert first["dir"].startswith(str(tmp_path / "cache"))
+    again = _probe(src, env)                     # unchanged sources: from the cache
+    assert again["dir"] == first["dir"] and again["hits"] >= 1 and again["misses"] == 0
+    # Edit unpack in core.py (called by convert.py's kernel): normal values doubled.
+    core = src / "softfloat" / "_kernels" / "core.py"
+    text = core.read_text()
+    old = "return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)"
+    assert text.count(old) == 1
+    core.write_text(text.replace(old, old.replace("bias - M", "bias - M + 1")))
+    edited = _probe(src, env)
+    assert edited["dir"] != first["dir"]         # a new directory for the new sources
+    assert edited["misses"] >= 1 and edited["hits"] == 0
+    assert edited["v"] == [2.0, -10.0]           # the edit is in effect, not old code
+
+
+def test_prune_keeps_the_most_recent_hash_directories(tmp_path, monkeypatch):
+    from softfloat import _jitcache
+    parent = tmp_path / "softfloat"
+    for i in range(7):
+        d = parent / f"old{i}"
+        d.mkdir(parents=True)
+        os.utime(d, (1000 + i, 1000 + i))
+    cur = parent / "current"
+    cur.mkdir()
+    _jitcache._prune(str(cur))
+    left = sorted(p.name for p in parent.iterdir())
+    assert left == ["current"] + [f"old{i}" for i in range(7 - (_jitcache.KEEP - 1), 7)]
+
+
+def _blocker(path):
+    """A regular file where a directory would have to be made: unwritable even for root."""
+    path.write_text("not a directory")
+    return path
+
+
+def test_read_only_install_falls_back_to_the_user_cache(tmp_path):
+    src = _copy_package(tmp_path)
+    _blocker(src / "softfloat" / "__pycache__")      # no in-tree cache possible
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    r = _probe(src, env)
+    assert r["v"] == [1.0, -5.0]
+    assert r["dir"].startswith(str(tmp_path / "xdg" / "softfloat-lab" / "softfloat"))
+    r2 = _probe(src, env)
+    assert r2["hits"] >= 1 and r2["misses"] == 0
+
+
+def test_nothing_writable_still_works_without_a_persistent_cache(tmp_path):
+    src = _copy_package(tmp_path)
+    _blocker(src / "softfloat" / "__pycache__")
+    blocked = _blocker(tmp_path / "blocked")
+    env = {"NUMBA_CACHE_DIR": str(blocked / "numba"), "XDG_CACHE_HOME": str(blocked / "xdg"),
+           "HOME": str(blocked)}
+    code = PROBE + (
+        "d = _jitcache.cache_dir()\n"
+        "print('PROBE ' + json.dumps({'dir': d, 'v': v.tolist()}))\n")
+    r = _probe(src, env, code)
+    assert r["v"] == [1.0, -5.0]
+    assert "softfloat-jit-" in r["dir"]              # the process's temporary directory
+    assert not os.path.exists(r["dir"])              # removed at exit
+
+
+def test_functions_outside_the_package_keep_numba_s_own_cache(tmp_path):
+    user = tmp_path / "user_mod.py"
+    user.write_text("from numba import njit\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    code = ("import json, softfloat, user_mod\n"
+            "print('PROBE ' + json.dumps({'dir': user_mod.f._cache.cache_path, 'v': user_mod.f(1)}))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), ROOT])
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("PROBE ")][-1][6:])
+    assert r["v"] == 2
+    assert r["dir"] == str(tmp_path / "__pycache__")  # numba's in-tree default, untouched
+
+
+def test_warmup_task_lists():
+    from softfloat import warmup
+    common = [n for n, _ in warmup.tasks()]
+    everything = [n for n, _ in warmup.tasks(True)]
+    assert len(set(everything)) == len(everything)
+    assert everything[:len(common)] == common and len(everything) > len(common)
+    for n, fn in warmup.tasks(True):
+        assert callable(fn), n
+
+
+def test_warmup_command_compiles_the_common_set():
+    # Same cache as the rest of the suite: what it compiles, later tests load.
+    p = subprocess.run([sys.executable, "-m", "softfloat", "warmup", "--times"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=3600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "done in" in p.stderr and "FAILED" not in p.stderr
+    assert p.stderr.count(" s CPU)") == len(__import__("softfloat.warmup").warmup.tasks())
