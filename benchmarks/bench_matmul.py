@@ -52,6 +52,28 @@ def main(quick=False):
               f"(ratio {t_sf / t_np:5.1f}x)   with fp16 output {t_sf16 * 1e3:8.2f} ms "
               f"(ratio {t_sf16 / t_np:5.1f}x)")
 
+    print("\nblock-FMA (tensor-core) models, 256x256x256 fp16 (issue 10 target: <= 2 ns per "
+          "multiply-add on 2 threads, >= 20x the integer kernel), fast kernel vs its slow twin:")
+    import softfloat.accumulate as _acc
+    from softfloat._kernels import accum as _K
+    A = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
+    B = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
+    a32 = sf.from_bits(A, "fp16").astype(np.float32)
+    b32 = sf.from_bits(B, "fp16").astype(np.float32)
+    t_np = best(lambda: a32 @ b32)
+    t_seq = best(lambda: sf.matmul(A, B, "fp16", acc="fp32"))
+    for gpu in ([("h100")] if quick else ["v100", "a100", "h100"]):
+        t_fast = best(lambda: sf.matmul(A, B, "fp16", acc=gpu))
+        _acc.block_fma = _K.block_fma_slow
+        try:
+            t_slow = best(lambda: sf.matmul(A, B, "fp16", acc=gpu), reps=2)
+        finally:
+            _acc.block_fma = _K.block_fma
+        print(f"  {gpu}: fast {t_fast * 1e3:7.2f} ms ({t_fast / 256 ** 3 * 1e9:5.2f} ns/MAC)   "
+              f"slow twin {t_slow * 1e3:8.2f} ms ({t_slow / t_fast:5.1f}x the fast one)   "
+              f"numpy f32 {t_np * 1e3:6.2f} ms ({t_fast / t_np:6.1f}x)   fp32 sequential "
+              f"{t_seq * 1e3:6.2f} ms ({t_fast / t_seq:5.1f}x)")
+
     m = k = n = 64 if quick else 128
     A = sf.to_bits(rng.standard_normal((m, k)), "fp16")
     B = sf.to_bits(rng.standard_normal((k, n)), "fp16")

@@ -42,6 +42,22 @@ def _as_array(data):
     return a.astype(np.float32)      # Python numbers and lists: float32, like torch
 
 
+def _keep_where(mask, g):
+    """``np.where(mask, g, +0)`` in g's dtype, bit for bit, without branches: the
+    encodings of g AND-ed with all-ones where ``mask`` (np.where on a random mask
+    is about 20x slower: a branch per element)."""
+    g = np.ascontiguousarray(g)
+    if g.dtype == np.float32:
+        u = np.uint32
+    elif g.dtype == np.float64:
+        u = np.uint64
+    else:
+        return np.where(mask, g, g.dtype.type(0))
+    keep = mask.astype(u)
+    keep *= u(-1 & (2 ** (8 * g.itemsize) - 1))           # 0 or all ones
+    return (g.view(u) & keep).view(g.dtype)
+
+
 class Tensor:
     """An array with a gradient.
 
@@ -92,11 +108,12 @@ class Tensor:
         out._prev = tuple(children) if out.requires_grad else ()
         return out
 
-    def _accumulate(self, g):
-        """self.grad += g, in this tensor's format (g is rounded into it first)."""
+    def _accumulate(self, g, P):
+        """self.grad += g, in this tensor's format (g is rounded into it first) under
+        the policy ``P`` that the forward op captured (not the one in force when
+        ``backward()`` runs: the graph carries its own policy)."""
         if not self.requires_grad:
             return
-        P = _prec.current()
         kind = "grad" if self._prev else "wgrad"       # a leaf that needs a gradient: a weight
         g = P.cast_grad(g, self.fmt, self.data.dtype, self.shape, kind)
         self.grad = g if self.grad is None else P.add(self.grad, g, self.fmt)
@@ -125,7 +142,7 @@ class Tensor:
         def _backward():
             for x in (self, other):
                 if x.requires_grad:
-                    x._accumulate(P.sum_to(out.grad, x.shape, fmt))
+                    x._accumulate(P.sum_to(out.grad, x.shape, fmt), P)
         out._backward = _backward
         return out
 
@@ -138,7 +155,7 @@ class Tensor:
             g = out.grad
             for x, y in ((self, other), (other, self)):
                 if x.requires_grad:
-                    x._accumulate(P.sum_to(P.mul(g, y.data, fmt, final=False), x.shape, fmt))
+                    x._accumulate(P.sum_to(P.mul(g, y.data, fmt, final=False), x.shape, fmt), P)
         out._backward = _backward
         return out
 
@@ -158,11 +175,12 @@ class Tensor:
         return self * other
 
     def relu(self):
+        P = _prec.current()
         out = self._make(np.maximum(self.data, 0).astype(self.data.dtype, copy=False),
                          (self,), "relu", self.fmt)          # exact in every format
 
         def _backward():
-            self._accumulate(np.where(self.data > 0, out.grad, 0).astype(out.grad.dtype))
+            self._accumulate(_keep_where(self.data > 0, out.grad), P)
         out._backward = _backward
         return out
 
@@ -173,7 +191,7 @@ class Tensor:
 
         def _backward():
             one_minus = P.add(np.ones_like(t), -P.mul(t, t, self.fmt), self.fmt)
-            self._accumulate(P.mul(out.grad, one_minus, self.fmt, final=False))
+            self._accumulate(P.mul(out.grad, one_minus, self.fmt, final=False), P)
         out._backward = _backward
         return out
 
@@ -186,7 +204,7 @@ class Tensor:
             g = out.grad
             if axis is not None and not keepdims:
                 g = np.expand_dims(g, axis)
-            self._accumulate(np.broadcast_to(g, self.shape))
+            self._accumulate(np.broadcast_to(g, self.shape), P)
         out._backward = _backward
         return out
 
@@ -196,19 +214,21 @@ class Tensor:
         return self.sum(axis, keepdims) * (1.0 / n)
 
     def reshape(self, *shape):
+        P = _prec.current()
         out = self._make(self.data.reshape(*shape), (self,), "reshape", self.fmt)
 
         def _backward():
-            self._accumulate(out.grad.reshape(self.shape))
+            self._accumulate(out.grad.reshape(self.shape), P)
         out._backward = _backward
         return out
 
     @property
     def T(self):
+        P = _prec.current()
         out = self._make(self.data.T, (self,), "T", self.fmt)
 
         def _backward():
-            self._accumulate(out.grad.T)
+            self._accumulate(out.grad.T, P)
         out._backward = _backward
         return out
 
@@ -227,9 +247,9 @@ class Tensor:
         def _backward():
             g = out.grad                       # already in fmt: gradients keep their format
             if self.requires_grad:
-                self._accumulate(P.matmul(g, b.T, fmt, final=False))
+                self._accumulate(P.matmul(g, b.T, fmt, final=False), P)
             if other.requires_grad:
-                other._accumulate(P.matmul(a.T, g, fmt, final=False))
+                other._accumulate(P.matmul(a.T, g, fmt, final=False), P)
         out._backward = _backward
         return out
 
@@ -265,6 +285,12 @@ def cross_entropy(logits: Tensor, labels) -> Tensor:
     if logits.ndim != 2 or labels.shape != logits.shape[:1]:
         raise ValueError(f"cross_entropy: logits (N, C) and labels (N,), got {logits.shape} "
                          f"and {labels.shape}")
+    ncls = logits.shape[1]
+    if labels.size and (labels.min() < 0 or labels.max() >= ncls):
+        bad = labels[(labels < 0) | (labels >= ncls)].ravel()[0]
+        raise ValueError(f"cross_entropy: labels must lie in [0, {ncls}) (the number of "
+                         f"classes), got {int(bad)}")
+    P = _prec.current()
     dt = np.float64 if (logits.fmt is None and logits.data.dtype == np.float64) else np.float32
     z = logits.data.astype(dt)                       # exact: every format fits in float32
     z = z - z.max(axis=1, keepdims=True)
@@ -279,7 +305,7 @@ def cross_entropy(logits: Tensor, labels) -> Tensor:
         d = e / s
         d[rows, labels] -= 1
         d *= (out.grad / dt(n)).astype(dt)
-        logits._accumulate(d.astype(dt))
+        logits._accumulate(d.astype(dt), P)
     out._backward = _backward
     return out
 
@@ -289,11 +315,12 @@ def mse_loss(pred: Tensor, target) -> Tensor:
     target = np.asarray(target)
     if target.shape != pred.shape:
         raise ValueError(f"mse_loss: shapes differ: {pred.shape} and {target.shape}")
+    P = _prec.current()
     dt = np.float64 if (pred.fmt is None and pred.data.dtype == np.float64) else np.float32
     r = pred.data.astype(dt) - target.astype(dt)
     out = pred._make(np.asarray(np.mean(r * r, dtype=dt), dt), (pred,), "mse", None)
 
     def _backward():
-        pred._accumulate((r * (out.grad * dt(2.0 / r.size)).astype(dt)).astype(dt))
+        pred._accumulate((r * (out.grad * dt(2.0 / r.size)).astype(dt)).astype(dt), P)
     out._backward = _backward
     return out

@@ -1,17 +1,30 @@
 """The three techniques of mixed-precision training, each against its absence.
 
-    python -m nn.experiments [--quick] [--json PATH] [--plots DIR]
+    python -m nn.experiments [--quick] [--json PATH] [--plots DIR] [--order ORDER]
 
-1. fp32 baseline (digits, MLP 64-64-10; SGD with momentum, and Adam).
+Every classification run uses an ordinary schedule (linear warm-up, then cosine
+decay to 0; SGD with momentum 0.9 at peak lr 0.1, or Adam at peak lr 2e-3) and
+trains the digits MLP to convergence; the effects below arise on their own.
+Matrix products accumulate in fp32 in the fast bounded order (``"blas"``, see
+`softfloat.accumulate`) unless a run says otherwise; ``--order sequential`` reruns
+everything on the exact k-order model.
+
+1. fp32 baselines (digits, MLP 64-64-10; SGD with momentum, and Adam).
 2. fp16 and bf16 weights updated in place (no master copy) against fp32 master
-   weights: loss, accuracy, the share of lost updates.
+   weights: loss, accuracy, the share of lost updates per epoch (they appear late,
+   as the learning rate decays).
 3. bf16 weights updated with stochastic rounding, no master copy.
-4. fp16 with small gradients (the loss multiplied by 2**-20, the learning rate by
-   2**20): no loss scaling, static, dynamic: share of gradient values that
-   underflow to zero, skipped steps, the scale over time.
+4. Loss scaling. (a) Natural underflow: late in training a converged classifier's
+   gradients fall below fp16's range (the fp32 baseline's histogram against 2**-24
+   and 2**-14); a long fp16 run without scaling against torch's default dynamic
+   scaler (2**16, growth every 2000 steps), whose trajectory it records.
+   (b) The labelled scaled-loss demonstration: the loss multiplied by 2**-20 (the
+   learning rate by 2**20), no scaling, static, dynamic.
 5. Matrix products with fp16 and bf16 accumulation against fp32 accumulation on a
    wide teacher-student regression: error of the products against float64, and
    the final loss.
+6. Tensor-core accumulation: training with the H100 (and V100) block-FMA model
+   against IEEE fp32 accumulation (sequential and blas); matmul errors of each.
 
 Prints a table, writes JSON records (``--json``) and PNG plots (``--plots``,
 needs matplotlib).
@@ -62,6 +75,11 @@ class RunConfig:
     seed: int = 0
     collect_grads: bool = False           # keep a sample of gradient magnitudes
     init_near_teacher: float = 0.1        # regression: start at teacher + this relative noise
+    schedule: str = "constant"            # or "cosine": linear warm-up, then cosine to 0
+    warmup_epochs: float = 2.0
+    order: str = "blas"                   # fp32 accumulation order ("sequential": exact)
+    activation: str = "relu"
+    collect_from: float = 0.0             # collect gradients from this fraction of training on
 
 
 def _dataset(cfg, quick):
@@ -88,12 +106,13 @@ def _all_grads(loss):
 def run(cfg: RunConfig, quick=True):
     """Train one configuration; returns its JSON record."""
     xtr, ytr, xte, yte, teacher = _dataset(cfg, quick)
+    order = cfg.order if cfg.accumulate == "fp32" else "sequential"
     policy = Precision(cfg.params, rounding=cfg.rounding, update_rounding=cfg.update_rounding,
                        accumulate=cfg.accumulate, master_weights=cfg.master_weights,
                        loss_scaling=cfg.loss_scaling, loss_scale=cfg.loss_scale,
-                       scaler_options=cfg.scaler_options, seed=cfg.seed)
+                       scaler_options=cfg.scaler_options, seed=cfg.seed, order=order)
     n_out = 10 if cfg.task == "classify" else ytr.shape[1]
-    model = MLP([xtr.shape[1], *cfg.hidden, n_out], seed=cfg.seed)
+    model = MLP([xtr.shape[1], *cfg.hidden, n_out], seed=cfg.seed, activation=cfg.activation)
     floor = None
     if teacher is not None:
         # The loss at the optimum (the teacher's weights) under this policy: the
@@ -111,13 +130,18 @@ def run(cfg: RunConfig, quick=True):
            if cfg.optimizer == "sgd" else Adam(model.parameters(), lr=lr, precision=policy))
     scaler = make_scaler(policy)
     rng = np.random.default_rng(cfg.seed + 1)
-    curve, skipped, steps = [], 0, 0
+    curve, lost_curve, lr_curve, skipped, steps = [], [], [], 0, 0
     wsample, asample = [], []
+    per_epoch = -(-len(xtr) // cfg.batch)
+    total = cfg.epochs * per_epoch
     t0 = time.perf_counter()
     for epoch in range(cfg.epochs):
         losses = []
+        lost0, nz0 = opt.lost, opt.nonzero
         for idx in _data.batches(len(xtr), cfg.batch, rng):
-            collect = cfg.collect_grads and steps % 10 == 0
+            opt.lr = lr * _lr_factor(cfg, steps, per_epoch, total)
+            collect = (cfg.collect_grads and steps % 10 == 0
+                       and steps >= cfg.collect_from * total)
             res = train_step(model, opt, scaler, xtr[idx], ytr[idx], cfg.task, cfg.loss_factor)
             if collect:
                 w, a = _all_grads(res.graph)
@@ -127,6 +151,9 @@ def run(cfg: RunConfig, quick=True):
             steps += 1
             losses.append(res.loss / cfg.loss_factor)
         curve.append(float(np.mean(losses)))
+        lr_curve.append(float(opt.lr))
+        nz = opt.nonzero - nz0
+        lost_curve.append((opt.lost - lost0) / nz if nz else 0.0)
     seconds = time.perf_counter() - t0
     train_loss, _ = evaluate(model, policy, xtr, ytr, cfg.task)
     test_loss, acc = evaluate(model, policy, xte, yte, cfg.task)
@@ -145,6 +172,12 @@ def run(cfg: RunConfig, quick=True):
         "skipped_steps": skipped, "seconds": round(seconds, 3),
         "loss_curve": [_finite(c) for c in curve],
         "scale_history": [s for s, _ in scaler.history] if cfg.loss_scaling != "none" else None,
+        # new in issue 12
+        "order": policy.order if policy.tensor_core is None else None,
+        "schedule": cfg.schedule, "hidden": list(cfg.hidden), "activation": cfg.activation,
+        "batch": cfg.batch, "test_accuracy": acc, "lost_update_curve": lost_curve,
+        "lr_curve": lr_curve,
+        "final_scale": scaler.scale if cfg.loss_scaling != "none" else None,
     }
     if cfg.task == "regress":
         var = float(np.mean(ytr.astype(np.float64) ** 2))
@@ -157,6 +190,18 @@ def run(cfg: RunConfig, quick=True):
     return rec
 
 
+def _lr_factor(cfg, step, per_epoch, total):
+    """The schedule's multiplier of the peak learning rate at ``step``: constant, or
+    linear warm-up over ``warmup_epochs`` then cosine decay to 0 at the last step."""
+    if cfg.schedule == "constant":
+        return 1.0
+    warm = max(1, int(cfg.warmup_epochs * per_epoch))
+    if step < warm:
+        return (step + 1) / warm
+    t = (step - warm) / max(1, total - warm)
+    return 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
+
+
 def _finite(x):
     return float(x) if x is not None and math.isfinite(x) else None
 
@@ -164,7 +209,9 @@ def _finite(x):
 def accumulation_error(quick=True, seed=0):
     """Relative error (Frobenius) of x @ W with each accumulation, against float64
     on the same low-precision inputs: x uniform in [0, 1) (same-sign sums) and
-    N(0, 1) (zero-mean), K = the inner dimension."""
+    N(0, 1) (zero-mean), K = the inner dimension. ``relative_error``: the result
+    rounded into the input format (as a layer's output is); ``..._accumulator``: the
+    accumulator's value itself (where fp32 orders and tensor cores differ)."""
     rng = np.random.default_rng(seed)
     rows = []
     for K in ((256, 1024) if quick else (256, 1024, 4096)):
@@ -176,39 +223,75 @@ def accumulation_error(quick=True, seed=0):
                 xq = sf.quantize(x, f).astype(np.float32)
                 wq = sf.quantize(w, f).astype(np.float32)
                 ref = xq.astype(np.float64) @ wq.astype(np.float64)
-                for acc in ("fp32", fmt):
-                    P = Precision(fmt, accumulate=acc)
-                    out = lp_matmul(xq, wq, f, P.acc, P).astype(np.float64)
-                    err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+                for acc in ("fp32", fmt, "fp32-blas", "v100", "h100"):
+                    if acc == "v100" and fmt == "bf16":
+                        continue                     # V100 has no bf16 tensor cores
+                    if acc == "fp32-blas":
+                        P = Precision(fmt, order="blas")
+                    else:
+                        P = Precision(fmt, accumulate=acc)
+                    acc_out = lp_matmul(xq, wq, f, None, P, final=False).astype(np.float64)
+                    out = P.round(acc_out, f).astype(np.float64)     # then into fmt
+                    nref = np.linalg.norm(ref)
                     rows.append({"K": K, "inputs": dist, "format": fmt, "accumulate": acc,
-                                 "relative_error": err})
+                                 "relative_error": float(np.linalg.norm(out - ref) / nref),
+                                 "relative_error_accumulator":
+                                     float(np.linalg.norm(acc_out - ref) / nref)})
     return rows
 
 
-def experiments(quick=True):
-    """The list of run configurations."""
-    # A small step (lr * momentum buffer ~ 1e-5..1e-4 against weights ~ 0.1) is often
-    # below half a step of fp16 (|w| / |delta| > 2**11) and almost always of bf16 (2**8).
-    sgd = dict(optimizer="sgd", lr=1e-3, momentum=0.9, epochs=20 if quick else 40)
-    # Adam's step is about lr whatever the gradient: 1e-4 against weights of ~0.1 is
-    # below half a bf16 step; bf16 without a master copy then barely learns.
-    adam = dict(optimizer="adam", lr=1e-4, epochs=20 if quick else 40)
+def experiments(quick=True, order="blas"):
+    """The list of run configurations (``order``: the fp32 accumulation order of
+    every run that does not name its own)."""
+    E = 20 if quick else 60                  # epochs of the classification runs
+    long = 47 if quick else 100              # 43 steps an epoch: 2021 / 4300 steps
+    cos = dict(schedule="cosine", order=order)
+    sgd = dict(optimizer="sgd", lr=0.1, momentum=0.9, epochs=E, **cos)
+    adam = dict(optimizer="adam", lr=2e-3, epochs=E, **cos)
     adam_runs = [
-        RunConfig("Adam fp32", 2, **adam),
+        RunConfig("Adam fp32", 1, **adam),
         RunConfig("Adam bf16, no master", 2, params="bf16", **adam),
         RunConfig("Adam bf16 + fp32 master", 2, params="bf16", master_weights=True, **adam),
         RunConfig("Adam bf16, no master, SR update", 3, params="bf16",
                   update_rounding="stochastic", **adam)]
+    # (a) natural underflow, a long run: no scaling against torch's default scaler
+    nat = dict(sgd, params="fp16", master_weights=True, epochs=long)
+    natural = [
+        RunConfig("fp16 long, no scaling", 4, **nat),
+        RunConfig("fp16 long, dynamic (torch default)", 4, loss_scaling="dynamic",
+                  loss_scale=2.0 ** 16, **nat)]
+    if not quick:                            # a deeper tanh net: vanishing gradients too
+        deep = dict(nat, hidden=(64,) * 6, activation="tanh", epochs=E)
+        natural += [
+            RunConfig("deep tanh fp32", 4, **{**deep, "params": "fp32",
+                                               "master_weights": False},
+                      collect_grads=True, collect_from=0.75),
+            RunConfig("deep tanh fp16, no scaling", 4, **deep),
+            RunConfig("deep tanh fp16, dynamic", 4, loss_scaling="dynamic",
+                      loss_scale=2.0 ** 16, **deep)]
+    # (b) the scaled-loss demonstration (constant lr, as before)
     c = 2.0 ** -20
     small = dict(params="fp16", master_weights=True, optimizer="sgd", lr=0.05,
-                 epochs=6 if quick else 20, loss_factor=c)
+                 epochs=6 if quick else 20, loss_factor=c, order=order)
     reg = dict(task="regress", optimizer="adam", lr=1e-4, epochs=8 if quick else 30,
-               batch=32, hidden=())
+               batch=32, hidden=(), order=order)
     too_big = [] if quick else [    # every step overflows and is skipped (slow: inf paths)
         RunConfig("fp16 small loss, static 2^40", 4, loss_scaling="static",
                   loss_scale=2.0 ** 40, **small)]
+    tc = dict(sgd, master_weights=True)
+    tensor = [
+        RunConfig("fp16 + master, fp32 sequential", 6, params="fp16",
+                  **{**tc, "order": "sequential"}),
+        RunConfig("fp16 + master, fp32 blas", 6, params="fp16", **{**tc, "order": "blas"}),
+        RunConfig("fp16 + master, h100 tensor core", 6, params="fp16", accumulate="h100", **tc),
+    ]
+    if not quick:
+        tensor += [RunConfig("bf16 + master, h100 tensor core", 6, params="bf16",
+                             accumulate="h100", **tc),
+                   RunConfig("fp16 + master, v100 tensor core", 6, params="fp16",
+                             accumulate="v100", **tc)]
     return [
-        RunConfig("fp32 baseline", 1, collect_grads=True, **sgd),
+        RunConfig("fp32 baseline", 1, collect_grads=True, collect_from=0.75, **sgd),
         RunConfig("fp16, no master", 2, params="fp16", **sgd),
         RunConfig("fp16 + fp32 master", 2, params="fp16", master_weights=True, **sgd),
         RunConfig("bf16, no master", 2, params="bf16", **sgd),
@@ -216,6 +299,7 @@ def experiments(quick=True):
         RunConfig("bf16, no master, SR update", 3, params="bf16",
                   update_rounding="stochastic", **sgd),
         *adam_runs,
+        *natural,
         RunConfig("fp32, small loss (ref)", 4, **{**small, "params": "fp32",
                                                   "master_weights": False},
                   collect_grads=True),
@@ -232,6 +316,7 @@ def experiments(quick=True):
         RunConfig("regression bf16, fp32 acc", 5, params="bf16", master_weights=True, **reg),
         RunConfig("regression bf16, bf16 acc", 5, params="bf16", master_weights=True,
                   accumulate="bf16", **reg),
+        *tensor,
     ]
 
 
@@ -268,6 +353,8 @@ def grad_stats(weights, acts):
 
 
 def plots(records, acc_rows, grads, outdir):
+    """PNG figures: loss curves, gradient histograms (``grads``: {label: (weight,
+    activation)}), loss-scale trajectories, lost updates per epoch, matmul errors."""
     import os
 
     import matplotlib
@@ -276,10 +363,17 @@ def plots(records, acc_rows, grads, outdir):
     os.makedirs(outdir, exist_ok=True)
     paths = []
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    def save(fig, name):
+        fig.tight_layout()
+        paths.append(os.path.join(outdir, name))
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4))
     for ax, exps, title in ((axes[0], (1, 2, 3), "master weights and stochastic rounding"),
-                            (axes[1], (4,), "loss scaling (loss x 2^-20)"),
-                            (axes[2], (5,), "accumulation (regression)")):
+                            (axes[1], (4,), "loss scaling"),
+                            (axes[2], (5,), "accumulation (regression)"),
+                            (axes[3], (6,), "tensor-core accumulation")):
         for r in records:
             if r["experiment"] in exps and r["loss_curve"]:
                 ax.plot(range(1, len(r["loss_curve"]) + 1),
@@ -288,78 +382,101 @@ def plots(records, acc_rows, grads, outdir):
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
         ax.set_title(title)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(os.path.join(outdir, "loss_curves.png"))
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+        ax.legend(fontsize=6)
+    save(fig, "loss_curves.png")
 
-    if grads is not None:
-        fig, ax = plt.subplots(figsize=(8, 4))
-        for g, label in ((grads[1], "activation gradients"), (grads[0], "weight gradients")):
-            a = np.abs(g[g != 0])
-            if a.size:
-                ax.hist(np.log2(a), bins=80, alpha=0.6, label=label)
-        for x, lab in ((-24, "fp16 min subnormal 2^-24"), (-14, "fp16 min normal 2^-14"),
-                       (np.log2(65504.0), "fp16 max 65504")):
-            ax.axvline(x, color="k", ls="--", lw=1)
-            ax.text(x, ax.get_ylim()[1] * 0.9, " " + lab, rotation=90, va="top", fontsize=7)
-        ax.set_xlabel("log2 |gradient| (fp32 run, loss x 2^-20)")
-        ax.set_ylabel("count")
-        ax.legend(fontsize=8)
-        ax.set_title("gradient magnitudes against fp16's range")
-        fig.tight_layout()
-        paths.append(os.path.join(outdir, "grad_histogram.png"))
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+    if grads:
+        fig, axes = plt.subplots(1, len(grads), figsize=(8 * len(grads), 4), squeeze=False)
+        for ax, (title, (gw, ga)) in zip(axes[0], grads.items()):
+            for g, label in ((ga, "activation gradients"), (gw, "weight gradients")):
+                a = np.abs(g[g != 0])
+                if a.size:
+                    ax.hist(np.log2(a), bins=80, alpha=0.6, label=label)
+            for x, lab in ((-24, "fp16 min subnormal 2^-24"), (-14, "fp16 min normal 2^-14"),
+                           (np.log2(65504.0), "fp16 max 65504")):
+                ax.axvline(x, color="k", ls="--", lw=1)
+                ax.text(x, ax.get_ylim()[1] * 0.9, " " + lab, rotation=90, va="top", fontsize=7)
+            ax.set_xlabel("log2 |gradient|")
+            ax.set_ylabel("count")
+            ax.legend(fontsize=8)
+            ax.set_title(title, fontsize=9)
+        save(fig, "grad_histogram.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4))
+    for r in records:
+        if r.get("scale_history"):
+            ax = axes[1] if r.get("loss_factor", 1.0) != 1.0 else axes[0]
+            ax.step(range(len(r["scale_history"])), r["scale_history"], where="post",
+                    label=r["name"])
+    for ax, t in zip(axes, ("natural gradients, torch's default scaler",
+                            "scaled-loss demonstration (loss x 2^-20)")):
+        ax.set_yscale("log", base=2)
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss scale")
+        ax.set_title(t)
+        ax.legend(fontsize=7)
+    save(fig, "loss_scale.png")
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for r in records:
-        if r.get("scale_history"):
-            ax.step(range(len(r["scale_history"])), r["scale_history"], where="post",
+        if r["experiment"] in (2, 3) and r.get("lost_update_curve"):
+            ax.plot(range(1, len(r["lost_update_curve"]) + 1), r["lost_update_curve"],
                     label=r["name"])
-    ax.set_yscale("log", base=2)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss scale")
-    ax.set_title("loss scale over time")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(os.path.join(outdir, "loss_scale.png"))
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    ax.set_xlabel("epoch (learning rate: warm-up, then cosine to 0)")
+    ax.set_ylabel("share of nonzero updates lost")
+    ax.set_title("lost updates per epoch")
+    ax.legend(fontsize=7)
+    save(fig, "lost_updates.png")
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for fmt in ("fp16", "bf16"):
-        for acc in ("fp32", fmt):
+        for acc in ("fp32", fmt, "h100"):
             for dist, ls in (("positive", "-"), ("zero-mean", ":")):
                 rows = [r for r in acc_rows if r["format"] == fmt and r["accumulate"] == acc
                         and r["inputs"] == dist]
-                ax.plot([r["K"] for r in rows], [r["relative_error"] for r in rows], ls,
-                        marker="o", label=f"{fmt} in, {acc} acc, {dist}")
+                if rows:
+                    ax.plot([r["K"] for r in rows], [r["relative_error"] for r in rows], ls,
+                            marker="o", label=f"{fmt} in, {acc} acc, {dist}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("K (terms per dot product)")
     ax.set_ylabel("relative error vs float64")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(os.path.join(outdir, "accumulation_error.png"))
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    ax.legend(fontsize=6)
+    save(fig, "accumulation_error.png")
     return paths
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nn.experiments", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer epochs (a few minutes)")
+    ap.add_argument("--quick", action="store_true", help="fewer epochs (under a minute on 2 cores)")
     ap.add_argument("--json", metavar="PATH", help="write the run records here")
     ap.add_argument("--plots", metavar="DIR", help="write PNG plots here (matplotlib)")
     ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run")
+    ap.add_argument("--order", choices=("blas", "sequential"), default="blas",
+                    help="fp32 accumulation order of the runs (default: the fast bounded "
+                         "model; 'sequential': the exact k-order model)")
     ap.add_argument("--threads", type=int, default=1,
                     help="numba threads (default 1: these arrays are small, and a "
                          "parallel launch costs more than it saves)")
     args = ap.parse_args(argv)
     import os
+    known = sorted({cfg.experiment for cfg in experiments(args.quick)} | {5})
+    if args.only is not None:
+        bad = [e for e in args.only if e not in known]
+        if bad or not args.only:
+            ap.error(f"--only: no experiment numbered {bad or '(none given)'}; "
+                     f"the experiments are {known}")
+    if args.json:                        # fail now, not after minutes of training
+        for path in (args.json, args.json.rsplit(".", 1)[0] + ".extra.json"):
+            existed = os.path.exists(path)
+            try:
+                with open(path, "a"):
+                    pass
+            except OSError as e:
+                ap.error(f"--json: cannot write {path}: {e}")
+            if not existed:
+                os.remove(path)              # leave nothing behind if the run fails
     os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
     try:
         import numba
@@ -367,8 +484,8 @@ def main(argv=None):
     except ImportError:                  # pragma: no cover
         pass
     t0 = time.perf_counter()
-    records, grads = [], None
-    for cfg in experiments(args.quick):
+    records, grads = [], {}
+    for cfg in experiments(args.quick, args.order):
         if args.only and cfg.experiment not in args.only:
             continue
         rec = run(cfg, quick=args.quick)
@@ -377,7 +494,9 @@ def main(argv=None):
             st = grad_stats(*g)
             rec["gradient_magnitudes"] = st
             if cfg.loss_factor != 1.0:
-                grads = g
+                grads["scaled loss x 2^-20 (fp32 reference run)"] = g
+            elif cfg.experiment == 1:
+                grads["natural: fp32 baseline, last quarter of training"] = g
         records.append(rec)
         print(f"  {cfg.name}: loss {_fmt(rec['final_loss'], '.4g')}, "
               f"{rec['seconds']:.1f} s", file=sys.stderr, flush=True)
@@ -385,10 +504,12 @@ def main(argv=None):
     print()
     print_table(records)
     if acc_rows:
-        print("\nmatmul error against float64 (products exact, sequential sum):")
+        print("\nmatmul error against float64 (products exact; the result rounded into the "
+              "input format / the accumulator itself):")
         for r in acc_rows:
-            print(f"  K={r['K']:5d} {r['inputs']:<9} {r['format']} inputs, {r['accumulate']:>4} "
-                  f"accumulation: {r['relative_error']:.2e}")
+            print(f"  K={r['K']:5d} {r['inputs']:<9} {r['format']} inputs, "
+                  f"{r['accumulate']:>9} accumulation: {r['relative_error']:.2e} / "
+                  f"{r['relative_error_accumulator']:.2e}")
     reg = [r for r in records if r["task"] == "regress"]
     if reg:
         print("\nregression (linear teacher, inputs in [0, 1)): relative loss "
@@ -399,18 +520,25 @@ def main(argv=None):
     base = [r for r in records if r["name"] == "fp32 baseline"]
     if base and "gradient_magnitudes" in base[0]:
         w = base[0]["gradient_magnitudes"]["weight"]
-        print(f"\nfp32 baseline: {w['below_2^-24']:.1%} of nonzero weight gradients are below "
-              f"2^-24 (Micikevicius et al. 2018 report about 5% for their speech model)")
+        a = base[0]["gradient_magnitudes"]["activation"]
+        print(f"\nfp32 baseline (test accuracy {base[0]['final_accuracy']:.3f}), last quarter "
+              f"of training: {w['below_2^-24']:.1%} of nonzero weight gradients and "
+              f"{a['below_2^-24']:.1%} of activation gradients are below 2^-24 "
+              f"({w['below_2^-14']:.1%} / {a['below_2^-14']:.1%} below 2^-14; "
+              f"Micikevicius et al. 2018 report about 5% of weight gradients below 2^-24)")
+    print(f"\nmatrix products: fp32 accumulation in order {args.order!r} unless a run names "
+          f"a tensor core or a narrow accumulator (rerun with --order sequential for the "
+          f"exact model)")
     total = time.perf_counter() - t0
     print(f"\ntotal {total:.1f} s")
     out = {"records": records, "accumulation_error": acc_rows, "quick": args.quick,
-           "seconds": round(total, 2)}
+           "seconds": round(total, 2), "order": args.order}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)
         with open(args.json.rsplit(".", 1)[0] + ".extra.json", "w") as f:
             json.dump({"accumulation_error": acc_rows, "quick": args.quick,
-                       "seconds": out["seconds"]}, f, indent=1)
+                       "seconds": out["seconds"], "order": args.order}, f, indent=1)
     if args.plots:
         try:
             paths = plots(records, acc_rows, grads, args.plots)

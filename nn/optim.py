@@ -18,8 +18,25 @@ stored weight (the master copy when there is one) unchanged.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from . import precision as _prec
+
+
+@njit(cache=True, nogil=True)
+def _add_count(w, delta, new):
+    """new = w + delta (float32, IEEE RNE, elementwise), and in the same pass the
+    number of nonzero deltas and of those that left w unchanged (lost updates)."""
+    nz = 0
+    lost = 0
+    for t in range(w.size):
+        d = delta[t]
+        r = w[t] + d
+        new[t] = r
+        moved = d != 0
+        nz += moved
+        lost += moved & (r == w[t])
+    return nz, lost
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
@@ -70,6 +87,20 @@ class Optimizer:
             dt = np.float32 if P.simulated else p.data.dtype
             w = self.master[i] if self.master is not None else p.data.astype(dt, copy=False)
             delta = self._delta(i, w, np.asarray(g, dtype=dt))
+            if (w.dtype == np.float32 and delta.dtype == np.float32
+                    and (self.master is not None or not P.simulated)):
+                wc = np.ascontiguousarray(w)
+                new = np.empty(wc.shape, np.float32)
+                nz, lost = _add_count(wc.reshape(-1), np.ascontiguousarray(delta).reshape(-1),
+                                      new.reshape(-1))
+                self.nonzero += int(nz)
+                self.lost += int(lost)
+                if self.master is not None:
+                    self.master[i] = new
+                    p.data = P.round(new, P.storage)
+                else:
+                    p.data = new
+                continue
             if self.master is not None:
                 new = w + delta
                 self.master[i] = new

@@ -15,8 +15,12 @@ The model of a simulated run (storage format S, e.g. fp16):
   are exact in float64; for sums, float64 then RNE into a format of at most 25
   significant bits is innocuous double rounding, 53 >= 2p + 2);
 * matrix products: products exact, summed in the accumulation format A
-  (``"fp32"`` or ``"storage"``) in sequential k order, rounded once into S;
-  `lp_matmul` is the one function that does it;
+  (``"fp32"`` or ``"storage"``) in the policy's ``order`` (``"sequential"``: the
+  exact k-order model; ``"blas"``: fp32 accumulation in an unspecified order,
+  within the bound stated in `softfloat.accumulate`), or by a tensor-core model
+  (``accumulate="v100"``, ``"a100"``, ``"h100"``, ``"b200"``: the block-FMA model,
+  fp32 output), rounded once into S; `lp_matmul` is the one function that does it
+  and it calls `softfloat.matmul_values` (one implementation for nn and softfloat);
 * reductions (bias gradients, ``sum``, ``mean``) sum sequentially in A and
   round into S;
 * the loss (cross-entropy, MSE) is computed in fp32, as autocast does; the loss
@@ -34,14 +38,24 @@ from __future__ import annotations
 import contextvars
 
 import numpy as np
-from numba import njit
-
 import softfloat as sf
+
+from . import _round
+
+_FITS: dict = {}
+
+
+def _fits_fast(fmt):
+    r = _FITS.get(fmt)
+    if r is None:
+        r = _FITS[fmt] = _round.fits(fmt)
+    return r
 
 __all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmul", "decode",
            "LOSS_SCALING"]
 
 LOSS_SCALING = ("none", "static", "dynamic")
+ORDERS = ("sequential", "blocked", "blas")
 _UPDATE_ROUNDINGS = ("nearest_even", "stochastic")
 
 
@@ -91,30 +105,6 @@ def decode(bits, fmt):
         return sf.from_bits(bits, fmt).astype(np.float32)
 
 
-@njit(cache=True)
-def _matmul_f32_seq(A, B):
-    """out[i, j] = ((A[i,0] B[0,j] + A[i,1] B[1,j]) + ...) in float32: each product is
-    exact when A and B hold values of at most 12 significant bits, and each IEEE
-    float32 addition rounds to nearest even: the sequential fp32-accumulation model."""
-    m, K = A.shape
-    n = B.shape[1]
-    out = np.zeros((m, n), np.float32)
-    if K == 0:
-        return out
-    acc = np.empty(n, np.float32)
-    for i in range(m):
-        a0 = A[i, 0]
-        for j in range(n):
-            acc[j] = a0 * B[0, j]
-        for k in range(1, K):
-            a = A[i, k]
-            for j in range(n):
-                acc[j] = acc[j] + a * B[k, j]
-        for j in range(n):
-            out[i, j] = acc[j]
-    return out
-
-
 class Precision:
     """A precision policy; ``with policy:`` makes it the current one.
 
@@ -129,8 +119,20 @@ class Precision:
         Rounding of the weight update written into S weights (no master copy);
         default: ``rounding``.
     accumulate : str or Format
-        Accumulation format of matrix products and reductions: ``"fp32"`` or
-        ``"storage"`` (= ``params``), or a format name.
+        Accumulation of matrix products and reductions: ``"fp32"``, ``"storage"``
+        (= ``params``), a format name, or a tensor-core preset (``"v100"``,
+        ``"a100"``, ``"h100"``, ``"b200"``: matrix products by that GPU's block-FMA
+        model with fp32 output, `softfloat.tensor_core`; reductions in fp32).
+    order : {"sequential", "blocked", "blas"}
+        Summation order of matrix products (and fp32 reductions) for a format
+        accumulator: ``"sequential"`` (default; the exact k-order model, bit for bit),
+        ``"blocked"`` (exact: sequential sums of ``block`` consecutive terms, then the
+        sequential sum of the block sums, every addition rounded into the
+        accumulator; Higham's blocked summation) or ``"blas"`` (fp32 only: a float32
+        BLAS product, the fast bounded model of `softfloat.accumulate`; reductions by
+        NumPy's pairwise float32 sum).
+    block : int
+        Block size of ``order="blocked"`` (default 32).
     master_weights : bool
         Keep fp32 master weights in the optimizer (ignored for fp32 storage).
     loss_scaling : {"none", "static", "dynamic"}
@@ -140,17 +142,12 @@ class Precision:
         Further `DynamicLossScaler` keywords (growth_interval, min_scale, ...).
     seed : int
         Seed of the stochastic-rounding stream.
-    matmul_impl : {"auto", "softfloat", "fallback"}
-        Who sums matrix products: `softfloat.matmul_values`, or the fallback in
-        `lp_matmul` (a float32 kernel for fp32 accumulation; a float64 sum rounded
-        by softfloat per k step for a narrow one). ``auto`` takes the fallback
-        where it applies and is faster; tests check the two agree bit for bit.
     """
 
     def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
                  accumulate="fp32", master_weights=False, loss_scaling="none",
                  loss_scale=2.0 ** 16, scaler_options=None, seed=0,
-                 matmul_impl="auto"):
+                 order="sequential", block=32):
         self.storage = storage_format(params)
         self.params_name = "fp32" if self.storage is None else self.storage.name
         for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
@@ -159,8 +156,23 @@ class Precision:
         self.rounding = sf.get_rounding(rounding).label
         self.update_rounding = (self.rounding if update_rounding is None
                                 else sf.get_rounding(update_rounding).label)
-        if isinstance(accumulate, str) and accumulate.strip().lower() in ("storage", "params"):
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        self.order = order
+        if not isinstance(block, (int, np.integer)) or isinstance(block, bool) or block < 1:
+            raise ValueError(f"block must be a positive int, got {block!r}")
+        self.block = int(block)
+        self.tensor_core = None
+        key = accumulate.strip().lower() if isinstance(accumulate, str) else None
+        if key in ("storage", "params"):
             acc = self.storage
+        elif key in sf.TENSOR_CORE_PRESETS:
+            if self.storage is None:
+                raise ValueError(f"accumulate={accumulate!r}: a tensor-core model needs "
+                                 f"simulated storage (params='fp16' or 'bf16')")
+            self.tensor_core = sf.tensor_core(key, self.storage, "fp32")   # validates
+            self.tensor_core_name = key
+            acc = None
         else:
             acc = sf.get_format(accumulate) if isinstance(accumulate, str) else accumulate
             if not isinstance(acc, sf.Format):
@@ -168,25 +180,38 @@ class Precision:
                                 f"{accumulate!r}")
             acc = None if acc == sf.FP32 else storage_format(acc)
         self.acc = acc                                   # None: fp32
-        self.accumulate_name = "fp32" if acc is None else acc.name
+        self.accumulate_name = ("fp32" if acc is None else acc.name) \
+            if self.tensor_core is None else key
+        if order == "blas" and acc is not None:
+            raise ValueError("order='blas' accumulates in fp32 (accumulate='fp32')")
+        # The accumulation model of matrix products, as softfloat.matmul takes it.
+        if self.tensor_core is not None:
+            self.acc_model = self.tensor_core
+        else:
+            self.acc_model = sf.Accumulator(sf.FP32 if acc is None else acc,
+                                            "nearest_even", order,
+                                            self.block if order == "blocked" else None)
         self.master_weights = bool(master_weights) and self.storage is not None
         if loss_scaling not in LOSS_SCALING:
             raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
         self.loss_scaling = loss_scaling
         self.loss_scale = float(loss_scale)
+        if loss_scaling != "none":
+            from .scaler import MIN_SCALE
+            s32 = np.float32(self.loss_scale)
+            if not (np.isfinite(s32) and s32 >= MIN_SCALE):
+                raise ValueError(f"loss_scale must be a finite float32 >= 2**-126 "
+                                 f"(nn.scaler.MIN_SCALE), got {loss_scale!r}")
         self.scaler_options = dict(scaler_options or {})
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        if matmul_impl not in ("auto", "softfloat", "fallback"):
-            raise ValueError(f"matmul_impl must be 'auto', 'softfloat' or 'fallback', "
-                             f"got {matmul_impl!r}")
-        self.matmul_impl = matmul_impl
         self.simulated = self.storage is not None
         self.reset_stats()
 
     def __repr__(self):
         return (f"Precision(params={self.params_name!r}, rounding={self.rounding!r}, "
                 f"update_rounding={self.update_rounding!r}, accumulate={self.accumulate_name!r}, "
+                f"order={self.order!r}, "
                 f"master_weights={self.master_weights}, loss_scaling={self.loss_scaling!r})")
 
     # ---- context ----------------------------------------------------------
@@ -223,14 +248,20 @@ class Precision:
             return x
         mode = self.rounding if rounding is None else rounding
         x = np.asarray(x)
-        if mode == "stochastic":
-            bits = sf.to_bits(x, fmt, mode, rng=self.rng)
+        if mode == "nearest_even" and _fits_fast(fmt) and x.dtype in (np.float32, np.float64):
+            q = _round.round_values(x, fmt)           # one pass, value to value
         else:
-            bits = sf.to_bits(x, fmt, mode)
-        q = decode(bits, fmt)
+            if mode == "stochastic":
+                bits = sf.to_bits(x, fmt, mode, rng=self.rng)
+            else:
+                bits = sf.to_bits(x, fmt, mode)
+            q = decode(bits, fmt)
         if kind != "value":
-            nz = x != 0
-            n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
+            if x.dtype in (np.float32, np.float64):
+                n, u = _round.count_underflow(x, q)      # one pass
+            else:
+                nz = x != 0
+                n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
             self.grad_nonzero += n
             self.grad_underflow += u
             if kind == "wgrad":
@@ -286,11 +317,27 @@ class Precision:
         """Sequential sum over axis 0 in the accumulation format, rounded into fmt
         (final=False: the accumulator's value)."""
         if self.acc is None:
-            s = _seq_sum_native32(x2.astype(np.float32, copy=False))
+            x32 = x2.astype(np.float32, copy=False)
+            if self.order == "blas":
+                with np.errstate(invalid="ignore", over="ignore"):
+                    s = x32.sum(axis=0, dtype=np.float32)
+            elif self.order == "blocked" and x32.shape[0] > self.block:
+                # block sums (sequential), then their sequential sum: IEEE float32 adds
+                s = None
+                for k0 in range(0, x32.shape[0], self.block):
+                    b = _seq_sum_native32(x32[k0:k0 + self.block])
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        s = b if s is None else s + b
+            else:
+                s = _seq_sum_native32(x32)
+        elif x2.shape[0] == 0:
+            s = np.zeros(x2.shape[1:], np.float32)
         else:
-            s = np.zeros(x2.shape[1:], np.float64)
-            for k in range(x2.shape[0]):
-                s = self.round(s + x2[k], self.acc).astype(np.float64)
+            # terms are values of fmt (rounded on their way in): softfloat's sequential
+            # sum in the accumulator format, on encodings
+            bits = sf.to_bits(np.ascontiguousarray(x2.T), fmt, "nearest_even")
+            with np.errstate(invalid="ignore"):
+                s = decode(sf.sum(bits, fmt, axis=-1, acc=self.acc_model), self.acc)
         return self.round(s, fmt) if final else s
 
     def sum(self, x, axis, keepdims, fmt, final=True):
@@ -328,56 +375,36 @@ class Precision:
         """a @ b of values of fmt (see `lp_matmul`); final=False: the accumulator."""
         if fmt is None:
             return a @ b
-        return lp_matmul(a, b, fmt, self.acc, self, final)
+        return lp_matmul(a, b, fmt, self.acc_model, self, final)
 
 
-def lp_matmul(a, b, fmt, acc, policy=None, final=True):
-    """``a @ b`` for 2-d float32 arrays of values of ``fmt``: products exact, summed
-    in sequential k order in ``acc`` (None: fp32) with round-to-nearest-even, the
-    sum rounded once into ``fmt``. Returns float32 values of ``fmt`` (with
-    ``final=False``: the accumulator's values, not yet rounded into ``fmt``).
-
-    Uses `softfloat.matmul_values` (issue 4) or the fallback (``policy.matmul_impl``);
-    the fallback: fp32 accumulation in native float32 (`_matmul_f32_seq`: products of
-    two values of at most 12 significant bits are exact in float32; IEEE float32
-    addition is RNE), or
-    accumulation in a narrow format by float64 additions rounded with
-    `softfloat.quantize` (a float64 sum of the accumulator and an exact product is
-    exact or provably rounds the same for formats of at most 16 bits).
-    """
+def lp_matmul(a, b, fmt, acc=None, policy=None, final=True):
+    """``a @ b`` for 2-d float32 arrays of values of ``fmt``, by
+    `softfloat.matmul_values` (the validated-values entry point, ``check=False``:
+    nn's operands are values of ``fmt`` by construction). Products are exact, the
+    sum follows ``acc``: None (the policy's model: ``policy.acc_model``), a format
+    (sequential, nearest-even), or a `softfloat.Accumulator` / `softfloat.BlockFMA`.
+    The sum is rounded once into ``fmt`` with the policy's rounding. Returns float32
+    values of ``fmt`` (``final=False``: the accumulator's values, not yet rounded).
+    Shapes are checked: (m, k) @ (k, n), else ValueError."""
     P = policy if policy is not None else current()
-    mv = getattr(sf, "matmul_values", None)
-    impl = getattr(P, "matmul_impl", "auto")
-    fallback_ok = fmt.precision <= 12 and (acc is None or acc.precision <= 16)
-    if impl == "auto":
-        # The fallback skips softfloat's input checks (our operands are values of
-        # fmt by construction) and, for a narrow accumulator, rounds a whole (m, n)
-        # block per k step; softfloat's kernel pays per product, so it wins only
-        # for small outputs. tests/test_nn_precision.py checks they agree.
-        m, n = a.shape[0], b.shape[1]
-        use_fb = fallback_ok and (acc is None or m * n >= 256)
-        impl = "fallback" if use_fb or mv is None else "softfloat"
-    if impl == "softfloat":
-        out = mv(a.astype(np.float64), b.astype(np.float64), fmt,
-                 acc=sf.FP32 if acc is None else acc, out_fmt=sf.FP32,
-                 rounding="nearest_even")
-        return P.round(out, fmt) if final else out.astype(np.float32)
-    if fmt.precision > 12:
-        raise NotImplementedError(f"fallback lp_matmul: products of {fmt.name} values are not "
-                                  f"exact in float32; needs softfloat.matmul_values")
-    m, k = a.shape
-    n = b.shape[1]
-    a32, b32 = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+    for name, x in (("a", a), ("b", b)):
+        if not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype not in (np.float32,
+                                                                           np.float64):
+            raise ValueError(f"lp_matmul: {name} must be a 2-d float32 array, got "
+                             f"{type(x).__name__} {getattr(x, 'shape', '')} "
+                             f"{getattr(x, 'dtype', '')}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"lp_matmul: shapes {a.shape} and {b.shape} do not align "
+                         f"(k = {a.shape[1]} vs {b.shape[0]})")
     if acc is None:
-        out = _matmul_f32_seq(np.ascontiguousarray(a32), np.ascontiguousarray(b32))
-        return P.round(out, fmt) if final else out
-    if acc.precision > 16:
-        raise NotImplementedError("fallback lp_matmul: narrow accumulators only (<= 16 bits)")
-    s = np.zeros((m, n), np.float64)
-    a64, b64 = a32.astype(np.float64), b32.astype(np.float64)
-    for j in range(k):
-        s = P.round(s + a64[:, j, None] * b64[None, j, :], acc).astype(np.float64)
-    return P.round(s, fmt) if final else s
+        model = P.acc_model
+    elif isinstance(acc, (sf.Accumulator, sf.BlockFMA)):
+        model = acc
+    else:
+        model = sf.Accumulator(acc, "nearest_even", "sequential")
+    out = sf.matmul_values(a, b, fmt, acc=model, check=False, out_dtype=np.float32)
+    return P.round(out, fmt) if final else out
 
 
 _DEFAULT = Precision()

@@ -23,20 +23,36 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["StaticLossScaler", "DynamicLossScaler", "NoLossScaler", "unscale"]
+__all__ = ["StaticLossScaler", "DynamicLossScaler", "NoLossScaler", "unscale", "MIN_SCALE"]
+
+#: The smallest scale any scaler holds: 2**-126, the smallest normal float32, so
+#: that float32(1 / scale) = 2**126 stays finite and unscaling is exact. (torch's
+#: GradScaler has no floor: a run of overflows can take its scale to 0, after which
+#: 1/scale is inf and every gradient 0 * inf = NaN.) A dynamic scaler's backoff
+#: stops here; a smaller initial or static scale is refused.
+MIN_SCALE = 2.0 ** -126
 
 
 def unscale(grads, scale):
     """Gradients (float arrays) times float32(1/scale), in float32, and whether any
-    scaled gradient was inf or NaN (then the step must be skipped)."""
-    inv = np.float32(1.0 / np.float64(np.float32(scale)))
+    gradient was inf or NaN, scaled or unscaled (then the step must be skipped: a
+    step never applies a non-finite gradient)."""
+    s32 = np.float32(scale)
+    if not (np.isfinite(s32) and s32 >= MIN_SCALE):
+        raise ValueError(f"unscale: scale must be a finite float32 >= 2**-126, got {scale!r}")
+    inv = np.float32(1.0 / np.float64(s32))
     found_inf = False
     out = []
     for g in grads:
         g32 = np.asarray(g, dtype=np.float32)
         if not np.isfinite(g32).all():
             found_inf = True
-        out.append(g32 if inv == 1 else g32 * inv)
+        if inv != 1:
+            with np.errstate(over="ignore"):
+                g32 = g32 * inv
+            if not found_inf and not np.isfinite(g32).all():
+                found_inf = True               # finite scaled, overflowing unscaled
+        out.append(g32)
     return out, found_inf
 
 
@@ -63,8 +79,9 @@ class StaticLossScaler:
 
     def __init__(self, scale):
         s = np.float32(scale)
-        if not (np.isfinite(s) and s > 0):
-            raise ValueError(f"scale must be a positive finite float32, got {scale!r}")
+        if not (np.isfinite(s) and s >= MIN_SCALE):
+            raise ValueError(f"scale must be a finite float32 >= 2**-126 (MIN_SCALE), "
+                             f"got {scale!r}")
         self.scale = float(s)
         self.history = []
 
@@ -80,7 +97,8 @@ class DynamicLossScaler:
     init_scale, growth_factor, backoff_factor, growth_interval
         As in ``torch.amp.GradScaler``.
     min_scale : float, optional
-        DeepSpeed's floor (default None: no floor, as torch).
+        DeepSpeed's floor (default None: torch's behaviour, except that no scale
+        goes below `MIN_SCALE` = 2**-126, where torch's would reach 0).
     hysteresis : int
         Overflows tolerated before a backoff (DeepSpeed's ``delayed_shift``; 1: torch).
     consecutive_hysteresis : bool
@@ -102,8 +120,9 @@ class DynamicLossScaler:
         if not (isinstance(hysteresis, (int, np.integer)) and hysteresis >= 1):
             raise ValueError("hysteresis should be a positive integer")
         s = np.float32(init_scale)
-        if not (np.isfinite(s) and s > 0):
-            raise ValueError(f"init_scale must be a positive finite float32, got {init_scale!r}")
+        if not (np.isfinite(s) and s >= MIN_SCALE):
+            raise ValueError(f"init_scale must be a finite float32 >= 2**-126 (MIN_SCALE), "
+                             f"got {init_scale!r}")
         self._scale = s
         self.growth_factor = float(growth_factor)
         self.backoff_factor = float(backoff_factor)
@@ -128,7 +147,7 @@ class DynamicLossScaler:
                 new = np.float32(np.float64(self._scale) * self.backoff_factor)
                 if self.min_scale is not None:
                     new = max(new, self.min_scale)
-                self._scale = np.float32(new)
+                self._scale = np.float32(max(new, np.float32(MIN_SCALE)))
             else:
                 self._hysteresis_left -= 1
             return

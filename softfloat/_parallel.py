@@ -53,3 +53,22 @@ def run_chunks(kernel, n: int, *args) -> int:
     for f in futs:
         r |= int(f.result())
     return r
+
+
+def run_chunks_weighted(kernel, n: int, cost: int, *args) -> int:
+    """`run_chunks` for kernels whose elements each cost about ``cost`` simple steps
+    (a dot product of length K: cost K): the work, not the element count, decides
+    whether and how finely to split. The split is still a pure function of ``n``
+    and ``cost``, so results never depend on the thread count."""
+    nt = num_threads()
+    work = n * max(int(cost), 1)
+    if n < 2 or work < MIN_PARALLEL or nt == 1:
+        return int(kernel(0, n, *args))
+    nchunks = min(4 * nt, n, (work + MIN_PARALLEL - 1) // MIN_PARALLEL)
+    step = (n + nchunks - 1) // nchunks
+    pool = _get_pool(nt)
+    futs = [pool.submit(kernel, lo, min(n, lo + step), *args) for lo in range(0, n, step)]
+    r = 0
+    for f in futs:
+        r |= int(f.result())
+    return r

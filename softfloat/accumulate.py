@@ -45,6 +45,8 @@ product_fmt=None, kahan=False)`:
   ``((0, 1), (2, 3))``. A node's value is its children summed left to right: the first
   child rounded into the accumulator, then ``v = round(v + child)`` for each next child,
   where a leaf child enters exactly and a node child enters as its rounded value.
+  ``"blas"``: the fast model (fp32 accumulator, nearest-even, exact products only;
+  see "Orders and their guarantees" below).
 * every addition rounds once into the accumulator format with ``rounding`` (default:
   the context's) and the context's policies (subnormals, overflow, NaN, ...).
   Stochastic rounding draws one random number per addition from the seeded stream.
@@ -73,6 +75,41 @@ the same (exact products; IEEE float32 addition is RNE). That path does not rais
 the context's sticky flags (ask for ``return_flags=True`` to get them: that runs
 the integer kernel).
 
+Orders and their guarantees
+---------------------------
+* ``"sequential"``, ``"pairwise"``, ``"blocked"``, explicit trees, Kahan, and every
+  `BlockFMA` (tensor-core) model are **exact models**: the result is the bit pattern
+  the model defines (tests compare each with a Fraction-arithmetic reference, bit for
+  bit, flags included). ``"blocked"`` is Higham's blocked summation (block sums, then
+  their sum, every addition rounded into the accumulator); the tensor-core models
+  sum each k-block exactly (after their alignment truncation) and round once per block.
+* ``"blas"`` is a **bounded model**, the promise a GPU's tensor cores or a CPU BLAS
+  make for fp32 accumulation: each output is a float32 sum of the K products (plus
+  ``c``) in an unspecified order, computed by NumPy's float32 ``matmul`` (BLAS) or
+  ``sum``. It needs an fp32 accumulator, nearest-even rounding, exact products, IEEE
+  overflow, no FTZ/DAZ and no ``return_flags`` (the BLAS raises no flags; the
+  context's sticky flags are left as they are), else ValueError. Inputs are converted
+  to float32 exactly. The products ``a_i b_i`` are exact in float32 when the inputs
+  have at most 12 significant bits (fp16, bf16, tf32, fp8) and the exact product lies
+  in [2**-149, 2**128) with its last bit at or above 2**-149: always for fp16 and fp8
+  (fp16 products lie in [2**-48, 2**32)), but not for bf16 (products below 2**-126
+  lose bits in float32's subnormals and below 2**-149 vanish; above float32's
+  largest value they overflow) nor for inputs of more than 12 bits (tf32's 11 bits
+  are fine, fp32 inputs are not: their products round). The guarantee, for finite
+  results with no overflow anywhere, with u = 2**-24, p_i the exact products and
+  s = c + sum p_i:
+
+      |result - s| <= gamma(K) * (|c| + sum |p_i|) + K * 2**-150,
+      gamma(K) = K u / (1 - K u),
+
+  where the last term is zero when every product is exact (then the bound is the
+  classical one for recursive summation in any order, Higham 2002, eq. 4.4, with K
+  additions). It assumes a conventional GEMM (each product enters once; BLAS
+  libraries may use FMA, blocking, vector lanes or wider accumulators, all within
+  the bound; not Strassen-like algorithms). NaNs come out as the policy's fresh
+  NaN of the accumulator; infinities and overflow follow IEEE float32 arithmetic in the order
+  the BLAS chose. The tests check the bound on cancelling and wide-range inputs.
+
 Tensor-core presets (`tensor_core`, `TENSOR_CORE_PRESETS`) cover fp16, bf16 and
 tf32 inputs; the fp8 models of Hopper/Blackwell (32-product blocks, a narrower
 accumulator) are not among them yet. Valpey, Li, Pai & Gopalakrishnan (2025,
@@ -85,12 +122,14 @@ from __future__ import annotations
 __all__ = []
 
 import dataclasses
+import functools
 import operator
 
 import numpy as np
 
 from . import _validate as V
-from ._kernels.accum import block_fma, matmul_f32_seq, reduce_program, sum_f32_seq
+from ._kernels.accum import (abs_range_f32, block_fma, matmul_f32_blocked, matmul_f32_seq,
+                             reduce_program, sum_f32_seq)
 from .context import kernel_policy, random_key, resolve
 from .conversions import convert, from_bits, to_bits
 from .flags import Flags
@@ -101,7 +140,7 @@ from .specialize import kernel_fresh_nan
 __all__ = ["Accumulator", "BlockFMA", "tensor_core", "TENSOR_CORE_PRESETS", "sum", "dot",
            "matmul", "sum_values", "dot_values", "matmul_values", "ORDERS", "PRODUCTS"]
 
-ORDERS = ("sequential", "pairwise", "blocked")
+ORDERS = ("sequential", "pairwise", "blocked", "blas")
 PRODUCTS = ("exact", "fused", "rounded")
 
 
@@ -150,6 +189,13 @@ class Accumulator:
             if self.order not in ORDERS:
                 raise ValueError(f"unknown order {self.order!r}; expected one of {ORDERS} "
                                  f"or an explicit tree of nested tuples of indices")
+            if self.order == "blas":
+                if self.fmt != FP32 or self.products not in ("exact", "fused") or self.kahan:
+                    raise ValueError("order='blas' accumulates in fp32 with exact products "
+                                     "(no kahan, no rounded products)")
+                if self.rounding is not None and \
+                        get_rounding(self.rounding) != Rounding.NEAREST_EVEN:
+                    raise ValueError("order='blas' rounds to nearest even")
             if self.order == "blocked":
                 if (not isinstance(self.block, (int, np.integer)) or isinstance(self.block, bool)
                         or self.block < 1):
@@ -383,17 +429,28 @@ def _to_f32(bits: np.ndarray, fin: Format) -> np.ndarray:
         return from_bits(bits, fin).astype(np.float32)
 
 
+@functools.lru_cache(maxsize=None)
 def _f32_fits(fin: Format) -> bool:
     """Every finite value of fin is a binary32 number."""
     return (fin.max <= FP32.max and fin.emin - fin.mbits >= FP32.emin - FP32.mbits
             and fin.mbits <= 23)
 
 
+@functools.lru_cache(maxsize=None)
 def _products_exact(fin: Format) -> bool:
     """Every product of two finite values of fin is exact in binary32 (no overflow,
     no bits below 2**-149, at most 24 significant bits)."""
     return (_f32_fits(fin) and 2 * fin.precision <= 24 and fin.max * fin.max <= FP32.max
             and 2 * (fin.emin - fin.mbits) >= FP32.emin - FP32.mbits)
+
+
+def _ulp_exp_of(vmin, fin: Format) -> int:
+    """The exponent of the ulp of fin at the magnitude vmin (the smallest nonzero
+    |value|; inf when there is none: 0)."""
+    if not np.isfinite(vmin):
+        return 0
+    _, e = np.frexp(np.float64(vmin))
+    return max(int(e) - 1, fin.emin) - fin.mbits
 
 
 def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
@@ -406,14 +463,15 @@ def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
 
 def _fast_ok(model, fin: Format, res, return_flags) -> bool:
     return (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
-            and isinstance(model.order, str) and model.order == "sequential"
+            and isinstance(model.order, str) and model.order in ("sequential", "blocked")
             and model.products in ("exact", "fused") and not return_flags
             and res.rounding == Rounding.NEAREST_EVEN and not res.ftz and not res.daz
             and res.overflow in (None, "ieee") and _f32_fits(fin))
 
 
-def _fast(A3, B3, has_b, C3, fin: Format, pol):
-    """The native float32 path, or None where it would not be exact."""
+def _fast(A3, B3, has_b, C3, fin: Format, pol, block=None):
+    """The native float32 path (sequential, or blocked with ``block``), or None where
+    it would not be exact."""
     nb, m, K = A3.shape
     has_c = C3 is not None
     av = _to_f32(A3, fin)
@@ -435,7 +493,14 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
         out = np.empty((nb, m, n), np.float32)
         Cf = from_bits(C3, FP32).astype(np.float32) if has_c else np.zeros((1, 1, 1), np.float32)
         with np.errstate(over="ignore", invalid="ignore"):
-            matmul_f32_seq(av, bv, Cf, has_c, out)
+            if block is not None:
+                if has_c:
+                    return None
+                matmul_f32_blocked(av, bv, block, out)
+            else:
+                matmul_f32_seq(av, bv, Cf, has_c, out)
+    elif block is not None:
+        return None
     elif not has_c:
         out = np.empty(nb * m, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -446,6 +511,35 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol):
     bits = out.view(np.uint32)
     nan = np.isnan(out)
     if nan.any():                       # only inf - inf: the policy's fresh NaN
+        bits = bits.copy()
+        bits[nan] = np.uint32(kernel_fresh_nan(pol))
+    return bits
+
+
+def _blas_check(res, return_flags):
+    if return_flags:
+        raise ValueError("order='blas' raises no flags (the BLAS does not report them); "
+                         "use order='sequential' for flags")
+    if (res.rounding != Rounding.NEAREST_EVEN or res.ftz or res.daz
+            or res.overflow not in (None, "ieee")):
+        raise ValueError("order='blas' is IEEE float32 arithmetic: nearest-even rounding, "
+                         "no ftz/daz, IEEE overflow")
+
+
+def _blas(A3, B3, has_b, C3, fin: Format, res, return_flags, pol):
+    """The bounded fast model (see the module docstring): float32 BLAS."""
+    _blas_check(res, return_flags)
+    av = _to_f32(A3, fin)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        if has_b:
+            out = np.matmul(av, _to_f32(B3, fin))
+        else:
+            out = np.sum(av, axis=-1, dtype=np.float32, keepdims=True)
+        if C3 is not None:
+            out = out + from_bits(C3, FP32).astype(np.float32)
+    bits = np.ascontiguousarray(out, np.float32).view(np.uint32)
+    nan = np.isnan(out)
+    if nan.any():
         bits = bits.copy()
         bits[nan] = np.uint32(kernel_fresh_nan(pol))
     return bits
@@ -464,8 +558,12 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
                else np.full((nb, m, n), 0, afmt.dtype))
         return out, (np.zeros((nb, m, n), np.uint8) if return_flags else None), 0
     pol = kernel_policy(res, afmt)
+    if isinstance(model, Accumulator) and isinstance(model.order, str) \
+            and model.order == "blas":
+        return _blas(A3, B3, has_b, C3, fin, res, return_flags, pol), None, 0
     if fast and _fast_ok(model, fin, res, return_flags):
-        bits = _fast(A3, B3, has_b, C3, fin, pol)
+        bits = _fast(A3, B3, has_b, C3, fin, pol,
+                     model.block if model.order == "blocked" else None)
         if bits is not None:
             return bits, None, 0
     # One array type for every format (uint32) keeps the number of compiled
@@ -665,14 +763,109 @@ def _out_format(acc, fin, out_fmt, kw):
     return m.fmt
 
 
-def matmul_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, **kw):
-    """`matmul` on float arrays whose entries are exactly representable in ``fmt``
-    (ValueError otherwise); returns the float64 values of the result."""
+def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
+    """matmul_values(check=False) for 2-D operands and an fp32 accumulator in
+    sequential, blocked or blas order, straight on float32 values (no trip through
+    encodings); None where it does not apply. The sequential kernel is the same one
+    the encodings path uses (`_fast`): exact products, IEEE float32 additions in k
+    order (infinities and NaNs follow IEEE arithmetic, as the model does)."""
+    if set(kw) - {"order", "products", "block"} or \
+            kw.get("products") not in (None, "exact", "fused"):
+        return None
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2
+            and b.ndim == 2 and a.dtype in (np.float32, np.float64)
+            and b.dtype in (np.float32, np.float64)):
+        return None
+    if out_fmt is not None and get_format(out_fmt) != FP32:
+        return None
+    model = _model(acc, fin, kw.get("order", "sequential"), kw.get("block"),
+                   kw.get("products"), None, False, rounding)
+    if not (isinstance(model, Accumulator) and model.fmt == FP32 and isinstance(model.order, str)
+            and model.order in ("sequential", "blas", "blocked")
+            and model.products in ("exact", "fused")):
+        return None
+    res = _resolve_for(model, rounding, {})
+    if (res.rounding != Rounding.NEAREST_EVEN or res.ftz or res.daz
+            or res.overflow not in (None, "ieee")):
+        if model.order == "blas":
+            _blas_check(res, False)
+        return None
+    if not _f32_fits(fin) or 2 * fin.precision > 24:
+        return None
+    m, K = a.shape
+    n = b.shape[1]
+    a32 = np.ascontiguousarray(a, np.float32)
+    b32 = np.ascontiguousarray(b, np.float32)
+    if model.order != "blas" and not _products_exact(fin):
+        # (blas: no scan; its bound covers products that round in float32)
+        # products exact for these values? (no overflow; every product's last bit at
+        # or above 2**-149: the smallest ulps of a and b multiply to at least that)
+        amax, amin = abs_range_f32(a32.reshape(-1))
+        bmax, bmin = abs_range_f32(b32.reshape(-1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not (float(amax) * float(bmax) <= FP32.max
+                    and _ulp_exp_of(amin, fin) + _ulp_exp_of(bmin, fin)
+                    >= FP32.emin - FP32.mbits):
+                return None
+    if K == 0:
+        return np.zeros((m, n), np.float32)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        if model.order == "blas":
+            return np.matmul(a32, b32)
+        out = np.empty((1, m, n), np.float32)
+        if model.order == "blocked":
+            matmul_f32_blocked(a32[None], b32[None], model.block, out)
+        else:
+            matmul_f32_seq(a32[None], b32[None], np.zeros((1, 1, 1), np.float32), False, out)
+    return out[0]
+
+
+def _check_matmul_shapes(a, b):
+    sa, sb = np.shape(a), np.shape(b)
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError("matmul: operands must have at least one dimension")
+    ka = sa[-1]
+    kb = sb[0] if len(sb) == 1 else sb[-2]
+    if ka != kb:
+        raise ValueError(f"matmul: shapes {sa} and {sb} do not align (k = {ka} vs {kb})")
+
+
+def matmul_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, check=True,
+                  out_dtype=np.float64, **kw):
+    """`matmul` on float arrays whose entries are values of ``fmt``; returns the
+    values of the result (``out_dtype``: float64, or float32 where the output
+    format fits in it).
+
+    ``check=True`` (default): every entry is verified to be exactly representable in
+    ``fmt`` (ValueError otherwise). ``check=False`` is the validated-values entry
+    point for callers that construct their operands as values of ``fmt`` (nn's
+    activations and weights, rounded once when they were made): the entries are not
+    scanned again (entries that are not values of ``fmt`` give unspecified, but
+    memory-safe, results); shapes are always checked. With ``check=False``, 2-D
+    operands and an fp32 accumulator in sequential or blas order run straight on
+    float32 values (the same kernels as the encodings path)."""
     fin = V.target_format(fmt)
-    r = matmul(_exact_bits(a, fin, "a"), _exact_bits(b, fin, "b"), fin, acc=acc,
-               out_fmt=out_fmt, rounding=rounding, **kw)
-    return _values_out(r, _out_format(acc, fin, out_fmt, dict(kw, rounding=rounding)),
-                       kw.get("return_flags", False))
+    if out_dtype not in (np.float64, np.float32):
+        raise ValueError(f"out_dtype must be numpy.float64 or numpy.float32, got {out_dtype!r}")
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"check must be True or False, got {check!r}")
+    _check_matmul_shapes(a, b)
+    if not check:
+        r = _values_fast(a, b, fin, acc, out_fmt, rounding, kw)
+        if r is not None:
+            return r.astype(out_dtype, copy=False)
+        A = to_bits(V.as_values(a, "a"), fin, "nearest_even")
+        B = to_bits(V.as_values(b, "b"), fin, "nearest_even")
+    else:
+        A, B = _exact_bits(a, fin, "a"), _exact_bits(b, fin, "b")
+    r = matmul(A, B, fin, acc=acc, out_fmt=out_fmt, rounding=rounding, **kw)
+    ofmt = _out_format(acc, fin, out_fmt, dict(kw, rounding=rounding))
+    if out_dtype == np.float32 and not (ofmt == FP32 or _f32_fits(ofmt)):
+        raise ValueError(f"out_dtype float32 cannot hold the values of {ofmt.name}")
+    r = _values_out(r, ofmt, kw.get("return_flags", False))
+    if isinstance(r, tuple):
+        return r[0].astype(out_dtype, copy=False), r[1]
+    return r.astype(out_dtype, copy=False)
 
 
 def dot_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, **kw):

@@ -57,16 +57,89 @@ def lp_values(rng, shape, fmt, positive=False, scale=1.0):
 
 @pytest.mark.parametrize("fmt,acc", [("fp16", "fp32"), ("bf16", "fp32"), ("fp16", "fp16"),
                                      ("bf16", "bf16"), ("fp8_e4m3", "fp16")])
-@pytest.mark.parametrize("impl", ["fallback", "softfloat"])
-def test_lp_matmul_against_fraction_oracle(fmt, acc, impl):
+def test_lp_matmul_against_fraction_oracle(fmt, acc):
     rng = np.random.default_rng(7)
     f = sf.get_format(fmt)
     a = lp_values(rng, (4, 37), f, positive=True)
     b = lp_values(rng, (37, 3), f, scale=0.5)
-    P = Precision(fmt, accumulate=acc, matmul_impl=impl)
-    got = lp_matmul(a, b, f, P.acc, P)
+    P = Precision(fmt, accumulate=acc)
     A = sf.FP32 if acc == "fp32" else sf.get_format(acc)
-    np.testing.assert_array_equal(got, oracle_matmul(a, b, f, A))
+    want = oracle_matmul(a, b, f, A)
+    np.testing.assert_array_equal(lp_matmul(a, b, f, None, P), want)       # the policy's
+    np.testing.assert_array_equal(lp_matmul(a, b, f, P.acc, P), want)      # a format
+    with P:
+        t = Tensor(a, fmt=f) @ Tensor(b, fmt=f)
+    np.testing.assert_array_equal(t.data, want)
+
+
+def test_narrow_accumulation_has_no_double_rounding():
+    """The old nn fallback summed in float64 and rounded per k step: 2**-100 + 261
+    (a bf16 midpoint between 260 and 262) became 261 in float64 and then 260 by
+    ties-to-even; the exact sum rounds up to 262."""
+    a = np.array([[2.0 ** -50, 9.0]], np.float32)
+    b = np.array([[2.0 ** -50], [29.0]], np.float32)
+    P = Precision("bf16", accumulate="bf16")
+    assert lp_matmul(a, b, sf.BF16, None, P, final=False)[0, 0] == 262.0
+    want = oracle_matmul(a, b, sf.BF16, sf.BF16)
+    np.testing.assert_array_equal(lp_matmul(a, b, sf.BF16, None, P), want)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_blas_order_within_its_bound(fmt):
+    """order='blas': a float32 BLAS product, within gamma(K) sum|a_i b_i| (+ K 2**-150
+    for bf16 products that lose bits in float32) of the exact sum (math.fsum of the
+    exact float64 products; the reference's own error is below 2**-53 relative)."""
+    import math
+    rng = np.random.default_rng(12)
+    f = sf.get_format(fmt)
+    P = Precision(fmt, order="blas")
+    u = 2.0 ** -24
+    for K in (1, 7, 300, 2000):
+        a = lp_values(rng, (5, K), f)
+        tiny = 1e-38 if fmt == "bf16" else 1e-4      # bf16: products in fp32's subnormals
+        b = lp_values(rng, (K, 4), f, scale=[1, tiny, 1e4][K % 3])
+        b[::2] = -b[::2]
+        got = lp_matmul(a, b, f, None, P, final=False).astype(np.float64)
+        gamma = K * u / (1 - K * u)
+        for i in range(5):
+            for j in range(4):
+                p = a[i].astype(np.float64) * b[:, j].astype(np.float64)
+                exact = math.fsum(p)
+                bound = gamma * np.abs(p).sum() + K * 2.0 ** -150 + abs(exact) * 2.0 ** -52
+                assert abs(got[i, j] - exact) <= bound, (K, i, j)
+
+
+@pytest.mark.parametrize("gpu", ["v100", "a100", "h100", "b200"])
+def test_tensor_core_accumulation_is_softfloats_model(gpu):
+    fmt = "bf16" if gpu != "v100" else "fp16"
+    rng = np.random.default_rng(13)
+    f = sf.get_format(fmt)
+    a, b = lp_values(rng, (6, 50), f), lp_values(rng, (50, 7), f)
+    P = Precision(fmt, accumulate=gpu)
+    assert P.accumulate_name == gpu and P.acc is None
+    got = lp_matmul(a, b, f, None, P, final=False)
+    want = sf.from_bits(sf.matmul(sf.to_bits(a, f), sf.to_bits(b, f), f,
+                                  acc=sf.tensor_core(gpu, f, "fp32")), "fp32")
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        Precision("fp32", accumulate=gpu)
+    with pytest.raises(ValueError):
+        Precision("fp8_e4m3", accumulate="h100")          # no fp8 preset
+
+
+def test_lp_matmul_checks_shapes():
+    """Issue 15 item 1: mismatched shapes are refused (the old fallback read past
+    its arrays: a segfault, or finite garbage)."""
+    P = Precision("fp16")
+    with pytest.raises(ValueError, match="align"):
+        lp_matmul(np.ones((2, 5000), np.float32), np.ones((8, 3), np.float32), sf.FP16,
+                  None, P)
+    with pytest.raises(ValueError):
+        lp_matmul(np.ones(3, np.float32), np.ones((3, 3), np.float32), sf.FP16, None, P)
+    with P, pytest.raises(ValueError):
+        nn.MLP([8, 6, 3])(Tensor(np.ones((4, 9), np.float32)))
+    with pytest.raises(ValueError, match="align"):
+        sf.matmul_values(np.ones((2, 5)), np.ones((4, 3)), "fp16", check=False)
 
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e5m2"])
@@ -81,17 +154,19 @@ def test_decode_equals_from_bits_exhaustively(fmt):
     np.testing.assert_array_equal(got[~nan].view(np.int64), ref[~nan].view(np.int64))
 
 
-def test_fallback_equals_softfloat_matmul_values_wide():
-    """The two implementations agree bit for bit on wide, same-sign products."""
+def test_sequential_orders_agree_on_wide_products():
+    """lp_matmul (values, native float32 kernel) equals softfloat.matmul on encodings
+    (the integer kernel with return_flags=True: no fast path) bit for bit."""
     rng = np.random.default_rng(8)
     for fmt in ("fp16", "bf16"):
         f = sf.get_format(fmt)
         a, b = lp_values(rng, (8, 700), f, positive=True), lp_values(rng, (700, 5), f)
         for acc in ("fp32", fmt):
-            r = [lp_matmul(a, b, f, Precision(fmt, accumulate=acc).acc,
-                           Precision(fmt, accumulate=acc, matmul_impl=impl))
-                 for impl in ("fallback", "softfloat")]
-            np.testing.assert_array_equal(r[0], r[1])
+            P = Precision(fmt, accumulate=acc)
+            got = lp_matmul(a, b, f, None, P, final=False)
+            ref, _ = sf.matmul(sf.to_bits(a, f), sf.to_bits(b, f), f, acc=P.acc_model,
+                               return_flags=True)
+            np.testing.assert_array_equal(got, sf.from_bits(ref, P.acc_model.fmt))
 
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16"])
@@ -258,8 +333,31 @@ def test_policy_validation():
     with pytest.raises(ValueError):
         Precision("no_such_format")
     with pytest.raises(ValueError):
-        Precision("fp16", matmul_impl="gpu")
+        Precision("fp16", order="gpu")
+    with pytest.raises(ValueError):
+        Precision("fp16", accumulate="fp16", order="blas")
     with pytest.raises(ValueError):
         storage_format(sf.Format("e8m23fn", 8, 23, kind="fn"))   # beyond float32's range
     with pytest.raises(ValueError):
         nn.SGD([Tensor(np.ones(2, np.float32), requires_grad=True)], lr=0.0)
+
+
+def test_blocked_order_matches_softfloat_program():
+    """Precision(order="blocked"): matrix products and reductions equal softfloat's
+    blocked program (integer kernel) bit for bit."""
+    rng = np.random.default_rng(21)
+    f = sf.FP16
+    P = Precision("fp16", order="blocked", block=8)
+    a, b = lp_values(rng, (7, 100), f, scale=4.0), lp_values(rng, (100, 5), f)
+    got = lp_matmul(a, b, f, None, P, final=False)
+    ref, _ = sf.matmul(sf.to_bits(a, f), sf.to_bits(b, f), f,
+                       acc=sf.Accumulator("fp32", "nearest_even", "blocked", 8),
+                       return_flags=True)
+    np.testing.assert_array_equal(got, sf.from_bits(ref, "fp32"))
+    x2 = lp_values(rng, (100, 6), f, scale=100.0)
+    s = P.seq_sum(x2, f, final=False)
+    ref, _ = sf.sum(sf.to_bits(np.ascontiguousarray(x2.T), f), f, axis=-1,
+                    acc=sf.Accumulator("fp32", "nearest_even", "blocked", 8), return_flags=True)
+    np.testing.assert_array_equal(s, sf.from_bits(ref, "fp32"))
+    with pytest.raises(ValueError):
+        Precision("fp16", order="blocked", block=0)

@@ -6,7 +6,12 @@ import pytest
 import nn
 from nn.scaler import unscale
 
-torch = pytest.importorskip("torch")
+try:
+    import torch
+except ImportError:                 # the scaler's own rules are tested without torch
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch")
 
 
 def torch_trajectory(pattern, **kw):
@@ -48,6 +53,7 @@ PATTERNS = {
 }
 
 
+@needs_torch
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 @pytest.mark.parametrize("kw", [
     dict(init_scale=2.0 ** 16, growth_interval=3),
@@ -61,6 +67,7 @@ def test_dynamic_trajectory_equals_gradscaler(name, kw):
     assert ours(pattern, **kw) == expect       # exact float equality
 
 
+@needs_torch
 def test_default_constants_match_torch():
     sc, t = nn.DynamicLossScaler(), torch.amp.GradScaler("cpu")
     assert sc.scale == t.get_scale() == 65536.0
@@ -68,6 +75,7 @@ def test_default_constants_match_torch():
         t.get_growth_factor(), t.get_backoff_factor(), t.get_growth_interval())
 
 
+@needs_torch
 def test_unscale_multiplies_by_float32_reciprocal():
     g = np.array([3.0, 1e-3, 7.5], np.float32) * np.float32(3.0)
     out, inf = unscale([g], 3.0)
@@ -107,3 +115,40 @@ def test_static_and_validation():
         nn.DynamicLossScaler(backoff_factor=1.5)
     with pytest.raises(ValueError):
         nn.DynamicLossScaler(growth_interval=0)
+
+
+def test_scale_has_a_floor_and_nan_steps_never_update():
+    """Issue 15 item 3: a scale at its floor backs off no further (torch's would reach
+    0, and 1/0 turned every gradient into NaN that the next 'clean' step applied)."""
+    from nn.scaler import MIN_SCALE
+    with pytest.raises(ValueError):
+        nn.Precision("fp16", loss_scaling="dynamic", loss_scale=2.0 ** -149)
+    with pytest.raises(ValueError):
+        nn.DynamicLossScaler(init_scale=2.0 ** -149)
+    with pytest.raises(ValueError):
+        nn.StaticLossScaler(2.0 ** -127)
+    sc = nn.DynamicLossScaler(init_scale=MIN_SCALE)
+    sc.update(True)
+    assert sc.scale == MIN_SCALE
+    policy = nn.Precision("fp16", loss_scaling="dynamic", loss_scale=MIN_SCALE,
+                          master_weights=True)
+    model = nn.MLP([4, 3, 2], seed=0)
+    opt = nn.SGD(model.parameters(), lr=0.1, precision=policy)
+    scaler = nn.make_scaler(policy)
+    x = np.ones((2, 4), np.float32)
+    y = np.array([0, 1])
+    before = [p.data.copy() for p in model.parameters()]
+    r = nn.train_step(model, opt, scaler, np.full((2, 4), np.nan, np.float32), y)
+    assert r.found_inf
+    for p, b in zip(model.parameters(), before):
+        np.testing.assert_array_equal(p.data, b)          # the NaN step did not update
+    assert scaler.scale == MIN_SCALE
+    r = nn.train_step(model, opt, scaler, x, y)
+    assert not r.found_inf
+    assert all(np.isfinite(p.data).all() for p in model.parameters())
+
+
+def test_unscale_overflow_is_found():
+    g = np.array([3.0e38], np.float32)                  # finite, but not once unscaled
+    _, found = unscale([g], 0.5)
+    assert found

@@ -196,3 +196,17 @@ def test_accumulation_propagates_like_conversion():
     for nan, w in (("propagate", 0x7FC00000), (S.NanRule("propagate", "negative"), 0xFFC00000)):
         r, fl = sf.sum(y, FP16, axis=1, acc="fp32", nan=nan, return_flags=True)
         assert int(r.reshape(-1)[0]) == w and int(fl.reshape(-1)[0]) == INVALID
+
+
+def test_testfloat_expected_x86_fresh_nan():
+    """TestFloat vectors for an x86 build: f16_mulAdd(0, inf, qNaN) is 0xFE00 with
+    invalid (SoftFloat 8086-SSE), from the same kernels, no patch."""
+    from softfloat.testfloat import expected
+    a = np.array([0x0000, 0x7C00, 0x7E00, 0x3C00], np.uint16)
+    b = np.array([0x7C00, 0x0000, 0x3C00, 0x7C00], np.uint16)
+    c = np.array([0x7E55, 0x7D00, 0x3C00, 0xFC00], np.uint16)
+    r, fl = expected("f16_mulAdd", a, b, c, platform="x86_sse")
+    assert [int(x) for x in r] == [0xFE00, 0xFE00, 0x7E00, 0xFE00]
+    assert [int(x) for x in fl] == [INVALID, INVALID, 0, INVALID]
+    r, _ = expected("f16_mulAdd", a, b, c)                         # library default
+    assert [int(x) for x in r] == [0x7E00, 0x7E00, 0x7E00, 0x7E00]

@@ -43,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import softfloat as sf  # noqa: E402
+from softfloat.budget import Budget, chunk_ranges  # noqa: E402
 from softfloat.platforms import _isnan  # noqa: E402
 
 DTYPES = ("float16", "bfloat16")
@@ -253,15 +254,12 @@ class Runner:
         self.rng = np.random.default_rng(args.seed)
         self.results = []
         self.t_start = time.perf_counter()
-        self.sweep_budget = args.budget_s
+        self.budget = Budget(args.budget_s)
         # the 2^32 sweeps: on by default for cuda full runs; --sweep forces them (with
         # --chunk-log2/--max-chunks, so that the sweep code runs on the CPU in tests)
         self.sweep = self.size == "full" or args.sweep
         self.chunk = 1 << args.chunk_log2
         self.max_chunks = args.max_chunks
-        self._sweeps_planned = 1
-        self._sweeps_done = 0
-        self._sweep_seconds = 0.0
         self._tiles = {}
         self.luts = {}
         # input gain of the GradScaler check: bf16 needs large activations to overflow
@@ -344,7 +342,7 @@ class Runner:
     def _sweep32(self, r, f, dtype):
         """All 2^32 float32 patterns (CUDA): chunks of 2^26 made on the device."""
         chunk = self.chunk
-        starts = list(range(-(1 << 31), 1 << 31, chunk))
+        starts = [lo for lo, _ in chunk_ranges(1 << 32, chunk, -(1 << 31))]
         return self._sweep(r, starts, lambda s: self._conv_chunk(r, f, dtype, s, chunk), chunk)
 
     def _conv_chunk(self, r, f, dtype, s, chunk):
@@ -357,39 +355,12 @@ class Runner:
         r.add(got, exp, f, [x])
 
     def _sweep(self, r, starts, do_chunk, chunk):
-        """Run ``do_chunk`` over ``starts`` within this sweep's share of the time
-        budget (what earlier sweeps left, split over the sweeps still to run); when
-        the chunks done so far project past it, go on over an evenly strided subset.
-        Returns the coverage (chunks swept / chunks)."""
-        t0 = time.perf_counter()
-        done = 0
-        total = len(starts)
-        left = list(starts)
-        if self.max_chunks:
-            k = max(1, total // self.max_chunks)
-            left = left[::k][:self.max_chunks]
-            r.d["note"] = f"--max-chunks {self.max_chunks}: {len(left)} of {total} chunks"
-        sweeps_left = max(1, self._sweeps_planned - self._sweeps_done)
-        budget = max(1.0, (self.sweep_budget - self._sweep_seconds) / sweeps_left)
-        while left:
-            s = left.pop(0)
-            do_chunk(s)
-            done += 1
-            el = time.perf_counter() - t0
-            per = el / done
-            if left and el + per * len(left) > budget:
-                fit = int((budget - el) / per)
-                if fit <= 0:
-                    r.d["note"] = (f"time budget ({budget:.0f} s): stopped after {done} chunks")
-                    left = []
-                elif fit < len(left):
-                    k = math.ceil(len(left) / fit)
-                    left = left[::k]
-                    r.d["note"] = (f"time budget ({budget:.0f} s): after {done} chunks, every "
-                                   f"{k}-th of the remaining chunks was swept")
-        self._sweeps_done += 1
-        self._sweep_seconds += time.perf_counter() - t0
-        return round(done / total, 6)
+        """Run ``do_chunk`` over the chunk ``starts`` within this sweep's share of
+        the time budget (`softfloat.budget.Budget`). Returns the coverage."""
+        cov, note = self.budget.run(starts, do_chunk, self.max_chunks)
+        if note:
+            r.d["note"] = note
+        return cov
 
     # 2. conversion from float64 ------------------------------------------
     def check_from_float64(self, dtype):
@@ -445,7 +416,7 @@ class Runner:
             if self.sweep:
                 chunk = self.chunk
                 sf.platform_op(op, edge16(f), edge16(f), fmt=f, platform=self.plat)  # compile
-                starts = list(range(0, 1 << 32, chunk))
+                starts = [lo for lo, _ in chunk_ranges(1 << 32, chunk)]
                 cov = self._sweep(r, starts, lambda s, op=op, tf=tf, r=r: self._pair_chunk(
                     r, f, dtype, op, tf, s, chunk, alts), chunk)
                 yield r.finish(coverage=cov)
@@ -631,17 +602,28 @@ class Runner:
             exp = (sf.platform_sum if red == "sum" else sf.platform_mean)(z, f, platform=self.plat)
             r.add(np.atleast_1d(got), np.atleast_1d(exp), f, [np.float64(17)])
             yield r.finish()
-        # (b) general data: bounded against the sequential float32 model
+        # (b) general data: exact where the platform's order is transcribed
+        # (torch_cpu: softfloat.torch_models), else bounded against pairwise float32
+        modelled = self.device == "cpu" and self.plat.name == "torch_cpu"
+        th = t.get_num_threads()
         for red in ("sum", "mean"):
-            r = Result(f"{red}_general", dtype, False, False,
-                       f"{red} of random data, n in {list(sizes)}, vs the sequential float32 "
-                       f"model; the device order ({self.plat.reduction.order}) is not "
-                       f"transcribed: bounded", bounded=True)
+            if modelled:
+                r = Result(f"{red}_general", dtype, True, False,
+                           f"{red} of random data, n in {list(sizes)}, {th} thread(s), vs the "
+                           f"transcribed torch CPU order (softfloat.torch_models)")
+            else:
+                r = Result(f"{red}_general", dtype, False, False,
+                           f"{red} of random data, n in {list(sizes)}, vs the pairwise float32 "
+                           f"model; the device order ({self.plat.reduction.order}) is not "
+                           f"transcribed: bounded", bounded=True)
             for n in sizes:
                 xb = finite_random16(self.rng, n, f, -6, 6)
                 got = from_torch(getattr(t, red)(to_torch(xb, dtype, self.device)))
                 model = sf.platform_sum if red == "sum" else sf.platform_mean
-                exp = model(xb, f, platform=self.plat, order="pairwise")
+                if modelled:
+                    exp = model(xb, f, platform=self.plat, threads=th)
+                else:
+                    exp = model(xb, f, platform=self.plat, order="pairwise")
                 r.add(np.atleast_1d(got), np.atleast_1d(exp), f, [np.float64(n)],
                       {"order_of_accumulation": lambda m: np.atleast_1d(got)})
             yield r.finish(threads=t.get_num_threads())
@@ -653,17 +635,28 @@ class Runner:
         shapes = {"quick": ((64, 16, 64), (64, 256, 64), (32, 1024, 32)),
                   "tiny": ((16, 16, 16), (8, 128, 8)),
                   "full": ((64, 16, 64), (64, 256, 64), (64, 4096, 64), (128, 1024, 128))}[self.size]
-        r = Result("matmul", dtype, False, False,
-                   f"a @ b for shapes (m,k,n) {list(shapes)} vs the fp32-accumulation model "
-                   f"(exact products, sequential fma in float32, one rounding); bounded",
-                   bounded=True)
+        modelled = self.device == "cpu" and self.plat.name == "torch_cpu"
+        from softfloat import torch_models as TM
+        r = Result("matmul", dtype, modelled, False,
+                   (f"a @ b for shapes (m,k,n) {[s for s in shapes if TM.matmul_claimed(*s, f)]} "
+                    f"vs the transcribed torch CPU GEMM kernels (torch_cpu_matmul)") if modelled
+                   else (f"a @ b for shapes (m,k,n) {list(shapes)} vs the fp32-accumulation model "
+                         f"(exact products, sequential fma in float32, one rounding); bounded"),
+                   bounded=not modelled)
+        rb = Result("matmul_unmodelled", dtype, False, False,
+                    "bf16 a @ b with k > 4096 on oneDNN: k chunking not probed there; "
+                    "bounded", bounded=True)
         for m, k, n in shapes:
             a = finite_random16(self.rng, m * k, f, -4, 2).reshape(m, k)
             b = finite_random16(self.rng, k * n, f, -4, 2).reshape(k, n)
             got = from_torch(to_torch(a, dtype, self.device) @ to_torch(b, dtype, self.device))
             exp = sf.platform_matmul(a, b, f, platform=self.plat)
-            r.add(got, exp, f, [np.float64(k)])
+            (r if not modelled or TM.matmul_claimed(m, k, n, f) else rb).add(
+                got, exp, f, [np.float64(k)])
         yield r.finish()
+        if rb.d["cases"]:
+            yield rb.finish(note="not claimed: oneDNN's k chunking was probed up to "
+                                 "k = 4096 only")
 
     # 11. one GradScaler-driven training step of the nn MLP ------------------
     def check_gradscaler_step(self, dtype):
@@ -753,6 +746,139 @@ class Runner:
         d["passed"] = d["passed"] and d["weights_within_bound"]
         yield d
 
+    # 12. torch CPU reduction and GEMM models (softfloat.torch_models): exact -----
+    def check_torch_models(self, dtype):
+        """Random shapes, layouts (contiguous, transposed, sliced), dims and thread
+        counts; values of mixed magnitudes with cancelling pairs. Exact checks
+        against `softfloat.torch_models` (CPU only)."""
+        if self.device != "cpu":
+            raise _Skip("the torch_models check is for torch CPU (CUDA: validation/cuda_probe.py)")
+        from softfloat import torch_models as TM
+        t = torch()
+        dts = [dtype] + (["float32"] if dtype == DTYPES[0] else [])
+        n_inputs = self.n(3000, 40)
+        keep_threads = t.get_num_threads()
+        try:
+            for dt in dts:
+                f = sf.get_format({"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}[dt])
+                res = {op: Result(f"model_{op}", dt, True, False,
+                                  f"torch.{op} on random shapes/layouts/dims, threads 1 and 2, vs "
+                                  f"softfloat.torch_models (transcribed order)")
+                       for op in ("sum", "mean", "cumsum")}
+                inputs = {op: 0 for op in res}
+                for _ in range(n_inputs):
+                    x, tx, axis, th = self._model_input(f, dt)
+                    t.set_num_threads(th)
+                    for op, r in res.items():
+                        if op == "cumsum" and axis is None:
+                            continue
+                        fn = getattr(t, op)
+                        got = from_torch(fn(tx) if axis is None else fn(tx, dim=axis))
+                        exp = {"sum": TM.torch_cpu_sum, "mean": TM.torch_cpu_mean}.get(op)
+                        exp = (exp(x, f, axis, threads=th) if exp else TM.torch_cpu_cumsum(x, f, axis))
+                        r.add(np.atleast_1d(got), np.atleast_1d(exp), f, [])
+                        inputs[op] += 1
+                for op, r in res.items():
+                    note = None
+                    if op == "sum" and dt != "float32":
+                        note = ("thread-dependent order modelled: with 2 threads a sum of >= "
+                                "32,768 elements into one output is split in two halves whose "
+                                "partial sums are rounded to the dtype (torch_cpu_sum threads=)")
+                    yield r.finish(inputs=inputs[op], **({"note": note} if note else {}))
+                if dt == "float32":
+                    continue
+                r = Result("model_matmul", dt, True, False,
+                           "mm (a, b row-major or transposed), addmm with bias (a row-major or "
+                           "transposed), linear with "
+                           "and without bias, on random (m,k,n): m,n in [2,64], k in [1,4096] "
+                           "(log-uniform), threads 1 and 2; claimed where "
+                           "torch_models.matmul_claimed (bf16 oneDNN path: k <= 4096)")
+                rb = Result("model_matmul_unclaimed", dt, False, False,
+                            "bf16 on oneDNN (m*n*k > 4096) with k > 4096: k chunking not "
+                            "probed there; bounded", bounded=True)
+                count = 0
+                for _ in range(self.n(1000, 20)):
+                    m, n = (int(v) for v in self.rng.integers(2, 65, 2))
+                    k = int(np.exp(self.rng.uniform(0, np.log(4096))))
+                    th = int(self.rng.integers(1, 3))
+                    t.set_num_threads(th)
+                    a = self._model_values(f, m * k).reshape(m, k)
+                    bt = self._model_values(f, n * k).reshape(n, k)
+                    bias = self._model_values(f, n)
+                    layout = str(self.rng.choice(["rowmajor", "a_T", "both_T", "linear",
+                                                  "linear_bias", "bias_rowmajor", "bias_a_T"]))
+                    ta, tbt = to_torch(a, dt, "cpu"), to_torch(bt, dt, "cpu")
+                    b = np.ascontiguousarray(bt.T)
+                    tb = to_torch(b, dt, "cpu")
+                    aT = np.ascontiguousarray(a.T)
+                    taT = to_torch(aT, dt, "cpu")
+                    use_bias = "bias" in layout
+                    if layout == "rowmajor":
+                        got, exp = from_torch(ta @ tb), TM.torch_cpu_matmul(a, b, f)
+                    elif layout == "a_T":
+                        got, exp = from_torch(taT.t() @ tb), TM.torch_cpu_matmul(aT.T, b, f)
+                    elif layout == "both_T":
+                        got = from_torch(taT.t() @ tbt.t())
+                        exp = TM.torch_cpu_matmul(aT.T, bt.T, f)
+                    elif layout == "bias_rowmajor":
+                        got = from_torch(t.addmm(to_torch(bias, dt, "cpu"), ta, tb))
+                        exp = TM.torch_cpu_matmul(a, b, f, bias=bias)
+                    elif layout == "bias_a_T":
+                        got = from_torch(t.addmm(to_torch(bias, dt, "cpu"), taT.t(), tb))
+                        exp = TM.torch_cpu_matmul(aT.T, b, f, bias=bias)
+                    else:
+                        wb = to_torch(bias, dt, "cpu") if use_bias else None
+                        got = from_torch(t.nn.functional.linear(ta, tbt, wb))
+                        exp = TM.torch_cpu_matmul(a, bt.T, f, bias=bias if use_bias else None)
+                    claimed = TM.matmul_claimed(m, k, n, f)
+                    (r if claimed else rb).add(got, exp, f, [])
+                    count += claimed
+                yield r.finish(inputs=count)
+                if rb.d["cases"]:
+                    yield rb.finish(note="not claimed: oneDNN's k chunking was probed "
+                                         "up to k = 4096 only")
+        finally:
+            t.set_num_threads(keep_threads)
+
+    def _model_values(self, f, n):
+        """Mixed magnitudes: log2|x| uniform in [-8, 4], 5% scaled by 2^6..2^10,
+        a third of the values cancelled by a negated copy elsewhere, 2% zeros of
+        either sign, and now and then an all -0 input."""
+        v = np.exp2(self.rng.uniform(-8, 4, n)) * self.rng.choice([-1.0, 1.0], n)
+        big = self.rng.random(n) < 0.05
+        v[big] *= 2.0 ** self.rng.integers(6, 11, int(big.sum()))
+        if n >= 2:
+            idx = self.rng.permutation(n)
+            h = n // 3
+            v[idx[h:2 * h]] = -v[idx[:h]]
+        zero = self.rng.random(n) < 0.02                 # signed zeros
+        v[zero] = self.rng.choice([0.0, -0.0], int(zero.sum()))
+        if self.rng.random() < 0.02:                     # now and then all -0
+            v[:] = -0.0
+        return sf.to_bits(v, f)
+
+    def _model_input(self, f, dt):
+        """(encodings as a NumPy view, the same view in torch, axis, threads)."""
+        t = torch()
+        th = int(self.rng.integers(1, 3))
+        if self.rng.random() < 0.4:
+            n = int(np.exp(self.rng.uniform(0, np.log(self.n(70000, 5000)))))
+            base = self._model_values(f, n)
+            tb = to_torch(base, dt, "cpu")
+            if self.rng.random() < 0.25 and n > 1:
+                return base[::2], tb[::2], self.rng.choice([None, 0]), th
+            return base, tb, self.rng.choice([None, 0]), th
+        R, C = (int(np.exp(self.rng.uniform(0, np.log(300)))) for _ in range(2))
+        base = self._model_values(f, R * C).reshape(R, C)
+        tb = to_torch(base, dt, "cpu").reshape(R, C)
+        axis = [None, 0, 1][int(self.rng.integers(0, 3))]
+        view = int(self.rng.integers(0, 3))
+        if view == 1:
+            return base.T, tb.t(), axis, th
+        if view == 2 and C > 1:
+            return base[:, ::2], tb[:, ::2], axis, th
+        return base, tb, axis, th
+
 
 def t_from64(x: np.ndarray, device: str):
     return torch().from_numpy(np.ascontiguousarray(x)).to(device)
@@ -763,7 +889,7 @@ class _Skip(Exception):
 
 
 CHECKS = ["from_float32", "from_float64", "to_float32", "binary", "unary", "scalar", "fused",
-          "transcendental", "reduce", "matmul", "gradscaler_step"]
+          "transcendental", "reduce", "matmul", "gradscaler_step", "torch_models"]
 
 
 # --------------------------------------------------------------------------
@@ -859,8 +985,8 @@ def main(argv=None) -> int:
         t.set_num_threads(args.threads)
     runner = Runner(args)
     checks = args.only or CHECKS
-    runner._sweeps_planned = max(1, len(args.dtypes) * (("from_float32" in checks) +
-                                                       4 * ("binary" in checks)))
+    runner.budget.runs = max(1, len(args.dtypes) * (("from_float32" in checks) +
+                                                    4 * ("binary" in checks)))
     t0 = time.perf_counter()
     for name in checks:
         for dtype in args.dtypes:

@@ -11,15 +11,16 @@ format the conversion core's (`convert.round_value`); every rounding goes
 through `core.round_pack`, every NaN through specialize.py.
 """
 import numpy as np
-from numba import njit, prange
+import math
 
-from .._parallel import run_chunks
+from numba import njit
 
+from .._parallel import run_chunks, run_chunks_weighted
 from .arith import add_pre, finish
 from .convert import round_value
-from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INVALID, P_DAZ, P_OVF,
-                   P_SRBITS, clz64, inf_bits, is_stochastic, rand_bits, round_pack,
-                   unpack_in_flight, zero_bits)
+from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INVALID, P_DAZ,
+                   P_MODE, P_OVF, P_SRBITS, RNE, RTZ, clz64, inf_bits, is_stochastic,
+                   rand_bits, round_pack, unpack, unpack_in_flight, zero_bits)
 from .specialize import fresh_nan, nan_operand
 
 # Program op kinds (see softfloat.accumulate._program).
@@ -334,26 +335,288 @@ def block_fma_chunk(lo, hi, A, BT, C, has_c, out, flg, want_flags, width, extra,
     return fall
 
 
-def block_fma(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, chunk=None):
-    """Runs `block_fma_chunk` over all outputs in parallel chunks; returns the OR of the flags."""
+def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, chunk=None):
+    """The reference block-FMA kernel (integer arithmetic, one output at a time):
+    the slow twin `block_fma`'s fast path is tested against. Runs `block_fma_chunk`
+    over all outputs in parallel chunks; returns the OR of the flags."""
     return run_chunks(block_fma_chunk, out.size, A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol)
 
 
-@njit(parallel=True, cache=True)
-def matmul_f32_seq(A, B, C, has_c, out):
-    """Native float32: out[bt, i, :] = sequential k sum of A[bt, i, k] * B[bt, k, :]
-    (after C, if given, else starting from the k = 0 product). Exact products and
-    IEEE float32 addition make this equal to the nearest-even sequential model; rows
-    go in groups of four (each row of B is used four times), the loop over j
-    vectorises, and the k order of every output is kept."""
+
+
+# ---------------------------------------------------------------------------
+# The block-FMA model, fast: float64 arithmetic vectorised over output columns
+# ---------------------------------------------------------------------------
+# Why float64 gives the same bits as `block_fma_one`'s integers (conditions checked
+# by `block_fma_fast_ok`):
+# * inputs of at most 26 significant bits inside binary32's range: a product
+#   a*b is exact in float64 (<= 52 bits, |a*b| in [2**-298, 2**256]);
+# * the block's quantum 2**q, q = E - frame_bits - extra, is a power of two, so
+#   (a*b) * 2**-q is exact (a normal float64: >= 2**-298-160), and trunc() of it
+#   is floor(|a*b| 2**-q) with a's and b's sign: `_trunc_to` exactly;
+# * every truncated term is below 2**(frame_bits + extra + 2) (a product of two
+#   significands in [1, 2) is below 4 * 2**(binade(a) + binade(b)) <= 4 * 2**E),
+#   so the sum S of width + 1 terms is an integer below 2**53 when
+#   (width + 1) * 2**(frame_bits + extra + 2) <= 2**53: exact in float64;
+# * S * 2**q is then the exact block value v; while v lies in the accumulator's
+#   normal range, rounding it to p = aM + 1 bits is an operation on v's float64
+#   encoding: toward zero clears the 52 - aM low bits; nearest-even adds
+#   2**(d-1) - 1 + (bit d) and clears them (d = 52 - aM; a carry into the exponent
+#   field is the correct next binade). That is round_pack's result and its only
+#   flag is inexact (v normal: no tininess; the result's exponent checked <= emax).
+#   Every other v (tiny, overflowing) goes through `round_pack` itself, and any
+#   output whose row of A, column of B or initial c holds an infinity or NaN, or
+#   whose running accumulator becomes one, is recomputed by `block_fma_one`.
+_ZEXP = -(1 << 40)          # the "exponent" of a zero term: below every real one
+
+
+@njit(cache=True)
+def bfma_predecode(X, E, M, bias, kind, daz, val, bexp, special):
+    """Values of encodings X (flat): val = the exact value (float64), bexp = the
+    binade exponent (unpack's exp + M; subnormals at emin) or _ZEXP for zeros,
+    special = 1 for infinities and NaNs (val 0, bexp _ZEXP)."""
+    for t in range(X.size):
+        c, s, e, m = unpack(X[t], E, M, bias, kind, daz)
+        if c == C_FINITE:
+            v = math.ldexp(float(m), e)
+            val[t] = -v if s else v
+            bexp[t] = e + M
+            special[t] = 0
+        else:
+            val[t] = 0.0
+            bexp[t] = _ZEXP
+            special[t] = 1 if c >= C_INF else 0
+
+
+@njit(cache=True)
+def _f64_exp(v):
+    """floor(log2 |v|) of a nonzero finite float64."""
+    return np.int64(math.frexp(v)[1] - 1)
+
+
+@njit(cache=True, nogil=True)
+def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c, A, BT, C, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol):
+    """Outputs [lo, hi) (linear over (nb, m, n)) of the block-FMA model, row segment
+    by row segment, vectorised over the columns j (see the proof above).
+    Av, Ae: (nb, m, K) values and binade exponents of A; Bv, Be: (nb, K, n) of B;
+    *spec: 1 where an infinity or NaN sits (A, B per element; Cspec per output);
+    Cv: (nb, m, n) values of c. A, BT, C: the encodings, for `block_fma_one`."""
+    nb, m, K = Av.shape
+    n = Bv.shape[2]
+    daz = pol[P_DAZ]
+    rne = np.int64(1) if bpol[P_MODE] == RNE else np.int64(0)
+    drop = 52 - aM
+    low = (np.int64(1) << drop) - 1
+    half = (np.int64(1) << (drop - 1)) - 1
+    mmask = (np.int64(1) << aM) - 1
+    emin = 1 - ab
+    emax = (np.int64(1) << aE) - 2 - ab
+    fe = np.int64(frame_emin)
+    zhalf = np.int64(_ZEXP // 2)
+    cval = np.empty(n, np.float64)
+    cvi = cval.view(np.int64)               # encodings of the running values c
+    cbits = np.empty(n, np.int64)
+    edge = np.zeros(n, np.uint8)            # c last set by round_pack (cbits holds it)
+    Emax = np.empty(n, np.int64)
+    scI = np.empty(n, np.int64)
+    sc = scI.view(np.float64)               # 2**-q
+    pI = np.empty(n, np.int64)
+    p2 = pI.view(np.float64)                # 2**q
+    S = np.empty(n, np.float64)
+    Vf = np.empty(n, np.float64)
+    Vi = Vf.view(np.int64)
+    qv = np.empty(n, np.int64)
+    ok = np.empty(n, np.uint8)
+    fl = np.zeros(n, np.int64)
+    redo = np.zeros(n, np.uint8)
+    fall = 0
+    lin = lo
+    while lin < hi:
+        bt = lin // (m * n)
+        r = lin - bt * m * n
+        i = r // n
+        j0 = r - i * n
+        j1 = min(n, j0 + (hi - lin))
+        L = j1 - j0
+        rowspec = False
+        for k in range(K):
+            if Aspec[bt, i, k]:
+                rowspec = True
+        for jj in range(L):
+            fl[jj] = 0
+            edge[jj] = 0
+            redo[jj] = 1 if rowspec else 0
+            cval[jj] = 0.0
+        if has_c:
+            for jj in range(L):
+                cval[jj] = Cv[bt, i, j0 + jj]
+                if Cspec[bt, i, j0 + jj]:
+                    redo[jj] = 1
+        if not rowspec:
+            for k in range(K):
+                bs = Bspec[bt, k, j0:j1]
+                for jj in range(L):
+                    if bs[jj]:
+                        redo[jj] = 1
+        for k0 in range(0, K, width):
+            k1 = min(K, k0 + width)
+            # the block exponent: c's (floor(log2|c|), at least frame_emin), products'
+            for jj in range(L):
+                ce = ((cvi[jj] >> 52) & 0x7FF) - 1023
+                Emax[jj] = max(ce, fe) if cval[jj] != 0.0 else _ZEXP
+            for k in range(k0, k1):
+                ea = Ae[bt, i, k]
+                if ea == _ZEXP:
+                    continue
+                be = Be[bt, k, j0:j1]
+                for jj in range(L):
+                    Emax[jj] = max(Emax[jj], ea + be[jj])
+            for jj in range(L):
+                q = Emax[jj] - frame_bits - extra
+                q = q if Emax[jj] >= zhalf else np.int64(0)    # empty block: S stays 0
+                qv[jj] = q
+                scI[jj] = (1023 - q) << 52
+                pI[jj] = (1023 + q) << 52
+                S[jj] = np.trunc(cval[jj] * sc[jj])
+            for k in range(k0, k1):
+                a = Av[bt, i, k]
+                if a == 0.0:
+                    continue
+                bv = Bv[bt, k, j0:j1]
+                for jj in range(L):
+                    S[jj] += np.trunc((a * bv[jj]) * sc[jj])
+            # round each block value into the accumulator: the next c
+            for jj in range(L):
+                Vf[jj] = S[jj] * p2[jj]                    # exact: S * 2**q
+                vb = Vi[jj]
+                ex = ((vb >> 52) & 0x7FF) - 1023
+                rb = (vb + rne * (half + ((vb >> drop) & 1))) & ~low
+                rex = ((rb >> 52) & 0x7FF) - 1023
+                good = (emin <= ex) & (rex <= emax) & (Emax[jj] >= zhalf) & (S[jj] != 0.0)
+                ok[jj] = good
+                fl[jj] |= F_INEXACT if (good and rb != vb) else 0
+                cvi[jj] = rb if good else cvi[jj]
+                edge[jj] = 0 if good else edge[jj]
+            for jj in range(L):
+                if ok[jj] or redo[jj]:
+                    continue
+                s_ = S[jj]
+                if Emax[jj] < zhalf or s_ == 0.0:
+                    cval[jj] = 0.0                        # +0, as block_fma_one
+                    edge[jj] = 0
+                    continue
+                sg = np.int64(1) if s_ < 0 else np.int64(0)
+                mag = np.int64(-s_ if s_ < 0 else s_)
+                bits, f = round_pack(sg, qv[jj], mag, aE, aM, ab, ak, bpol, np.int64(0))
+                fl[jj] |= f
+                cc, cs, ce, cm = unpack(bits, aE, aM, ab, ak, daz)
+                cbits[jj] = bits
+                edge[jj] = 1
+                if cc == C_FINITE:
+                    vv = math.ldexp(float(cm), ce)
+                    cval[jj] = -vv if cs else vv
+                elif cc == C_ZERO:
+                    cval[jj] = 0.0
+                else:
+                    redo[jj] = 1                          # became inf/NaN: reference
+        for jj in range(L):
+            j = j0 + jj
+            if redo[jj]:
+                res, f = block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra,
+                                       frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab,
+                                       ak, pol, bpol)
+                out[bt, i, j] = res
+                fl[jj] = f
+            elif edge[jj]:
+                out[bt, i, j] = cbits[jj]
+            elif cval[jj] == 0.0:
+                out[bt, i, j] = 0
+            else:                                         # a normal value: encode it
+                cb = cvi[jj]
+                out[bt, i, j] = ((((cb >> 63) & 1) << (aE + aM))
+                                 | ((((cb >> 52) & 0x7FF) - 1023 + ab) << aM)
+                                 | ((cb >> drop) & mmask))
+            if want_flags:
+                flg[bt, i, j] = fl[jj]
+            fall |= fl[jj]
+        lin += L
+    return fall
+
+
+def block_fma_fast_ok(width, extra, frame_bits, iE, iM, ib, ik, aE, aM, ab, ak, bpol):
+    """Whether `block_fma_fast_chunk` applies (see the proof above its kernels):
+    IEEE-style accumulator of <= 24 bits inside binary32's range, inputs of <= 26
+    bits inside binary32's range, exact block sums in float64, and the block result
+    rounded toward zero or to nearest even."""
+    fin_emax = (1 << iE) - 2 - ib
+    fin_emin_sub = 1 - ib - iM
+    acc_emax = (1 << aE) - 2 - ab
+    acc_emin_sub = 1 - ab - aM
+    return (int(bpol[P_MODE]) in (RNE, RTZ) and ak == 0 and aM <= 23
+            and acc_emax <= 127 and acc_emin_sub >= -149
+            and iM <= 25 and fin_emax <= 127 and fin_emin_sub >= -149
+            and (width + 1) * 2.0 ** (frame_bits + extra + 2) <= 2.0 ** 53)
+
+
+def block_fma(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, chunk=None):
+    """The block-FMA model over all outputs (see `block_fma_chunk` for the model):
+    the float64 fast kernel where `block_fma_fast_ok`, else `block_fma_slow`.
+    Bit for bit the same results and flags (tests/test_accumulate.py compares them).
+    Returns the OR of the flags."""
+    if not block_fma_fast_ok(width, extra, frame_bits, iE, iM, ib, ik, aE, aM, ab, ak, bpol):
+        return block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra,
+                              frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol,
+                              bpol)
+    nb, m, K = A.shape
+    n = out.shape[2]
+    B = np.ascontiguousarray(np.swapaxes(BT, 1, 2))
+    daz = pol[P_DAZ]
+    Av = np.empty(A.shape, np.float64)
+    Ae = np.empty(A.shape, np.int64)
+    As = np.empty(A.shape, np.uint8)
+    bfma_predecode(A.reshape(-1), iE, iM, ib, ik, daz, Av.reshape(-1), Ae.reshape(-1),
+                   As.reshape(-1))
+    Bv = np.empty(B.shape, np.float64)
+    Be = np.empty(B.shape, np.int64)
+    Bs = np.empty(B.shape, np.uint8)
+    bfma_predecode(B.reshape(-1), iE, iM, ib, ik, daz, Bv.reshape(-1), Be.reshape(-1),
+                   Bs.reshape(-1))
+    if has_c:
+        Cb = np.ascontiguousarray(np.broadcast_to(C, out.shape))
+        Cv = np.empty(out.shape, np.float64)
+        Ce = np.empty(out.shape, np.int64)
+        Cs = np.empty(out.shape, np.uint8)
+        bfma_predecode(Cb.reshape(-1), aE, aM, ab, ak, daz, Cv.reshape(-1), Ce.reshape(-1),
+                       Cs.reshape(-1))
+    else:
+        Cb = C
+        Cv = np.zeros((1, 1, 1), np.float64)
+        Cs = np.zeros((1, 1, 1), np.uint8)
+    return run_chunks_weighted(block_fma_fast_chunk, out.size, K, Av, Ae, As, Bv, Be, Bs, Cv,
+                               Cs, has_c, A, BT, Cb, out, flg, want_flags, width, extra,
+                               frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol,
+                               bpol)
+
+
+# ---------------------------------------------------------------------------
+# Native float32 accumulation (the fast path of the sequential fp32 model)
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def matmul_f32_seq_chunk(lo, hi, A, B, C, has_c, out):
+    """Native float32, groups of four rows [lo, hi) (linear over (nb, ceil(m/4))):
+    out[bt, i, :] = sequential k sum of A[bt, i, k] * B[bt, k, :] (after C, if
+    given, else starting from the k = 0 product). Exact products and IEEE float32
+    addition make this equal to the nearest-even sequential model; rows go in
+    groups of four (each row of B is used four times), the loop over j vectorises,
+    and the k order of every output is kept."""
     nb, m, K = A.shape
     n = B.shape[2]
     ngrp = (m + 3) // 4
-    for lin in prange(nb * ngrp):
+    acc = np.empty((4, n), np.float32)
+    for lin in range(lo, hi):
         bt = lin // ngrp
         i0 = (lin - bt * ngrp) * 4
         rows = min(4, m - i0)
-        acc = np.empty((4, n), np.float32)
         if has_c:
             for r in range(rows):
                 for j in range(n):
@@ -393,14 +656,93 @@ def matmul_f32_seq(A, B, C, has_c, out):
         for r in range(rows):
             for j in range(n):
                 out[bt, i0 + r, j] = acc[r, j]
+    return 0
 
 
-@njit(parallel=True, cache=True)
-def sum_f32_seq(X, out):
-    """Native float32 sequential row sums of X (rows, K): ((x0 + x1) + x2) + ..."""
+def matmul_f32_seq(A, B, C, has_c, out):
+    """`matmul_f32_seq_chunk` over all row groups, on several threads. A: (nb, m, K),
+    B: (nb, K, n), C/out: (nb, m, n) float32 (C only read when has_c)."""
+    nb, m, K = A.shape
+    n = B.shape[2]
+    run_chunks_weighted(matmul_f32_seq_chunk, nb * ((m + 3) // 4), 4 * K * n, A, B, C,
+                        has_c, out)
+
+
+@njit(cache=True, nogil=True)
+def sum_f32_seq_chunk(lo, hi, X, out):
+    """Native float32 sequential row sums of X (rows, K), rows [lo, hi):
+    ((x0 + x1) + x2) + ..."""
     rows, K = X.shape
-    for r in prange(rows):
+    for r in range(lo, hi):
         s = X[r, 0]
         for k in range(1, K):
             s = s + X[r, k]
         out[r] = s
+    return 0
+
+
+def sum_f32_seq(X, out):
+    """`sum_f32_seq_chunk` over all rows of X (rows, K >= 1) on several threads."""
+    run_chunks_weighted(sum_f32_seq_chunk, X.shape[0], X.shape[1], X, out)
+
+
+@njit(cache=True, nogil=True)
+def abs_range_f32(x):
+    """(max |x|, smallest nonzero |x|) of a flat float32 array in one pass; NaN
+    for both if x holds a NaN; (0, inf) if every entry is zero."""
+    mx = np.float32(0.0)
+    mn = np.float32(np.inf)
+    nan = False
+    for t in range(x.size):
+        a = np.abs(x[t])
+        nan |= a != a
+        mx = a if a > mx else mx
+        mn = a if (a < mn and a != 0) else mn
+    if nan:
+        return np.float32(np.nan), np.float32(np.nan)
+    return mx, mn
+
+
+@njit(cache=True, nogil=True)
+def matmul_f32_blocked_chunk(lo, hi, A, B, block, out):
+    """Native float32 blocked order, rows [lo, hi) (linear over (nb, m)): each
+    block of ``block`` consecutive k is summed sequentially (from its first exact
+    product), then the block sums are summed sequentially, every addition an IEEE
+    float32 RNE addition: Higham's blocked summation, the same tree as
+    `softfloat.accumulate`'s ``order="blocked"`` program (a block of one term
+    enters as that term), so with exact products it equals that model bit for bit.
+    Vectorised over j; the k order within each output is kept."""
+    nb, m, K = A.shape
+    n = B.shape[2]
+    tot = np.empty(n, np.float32)
+    blk = np.empty(n, np.float32)
+    for lin in range(lo, hi):
+        bt = lin // m
+        i = lin - bt * m
+        for k0 in range(0, K, block):
+            k1 = min(K, k0 + block)
+            a0 = A[bt, i, k0]
+            b0 = B[bt, k0]
+            for j in range(n):
+                blk[j] = a0 * b0[j]
+            for k in range(k0 + 1, k1):
+                a = A[bt, i, k]
+                brow = B[bt, k]
+                for j in range(n):
+                    blk[j] = blk[j] + a * brow[j]
+            if k0 == 0:
+                for j in range(n):
+                    tot[j] = blk[j]
+            else:
+                for j in range(n):
+                    tot[j] = tot[j] + blk[j]
+        for j in range(n):
+            out[bt, i, j] = tot[j]
+    return 0
+
+
+def matmul_f32_blocked(A, B, block, out):
+    """`matmul_f32_blocked_chunk` over all rows on several threads (K >= 1)."""
+    nb, m, K = A.shape
+    run_chunks_weighted(matmul_f32_blocked_chunk, nb * m, K * B.shape[2], A, B, int(block),
+                        out)

@@ -11,7 +11,7 @@ from .core import (C_FINITE, C_INF, C_ZERO, F_INVALID, K_FINITE, K_IEEE, NAN_PRO
 from .specialize import float64_nan, make_nan, nan_operand
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def round_value(cls, sign, exp, sig, dE, dM, db, dk, pol, rbits):
     """The conversion core: a value in flight (`core.unpack_in_flight`: a finite
     value (-1)**sign * sig * 2**exp, a zero, an infinity or a NaN with its payload)

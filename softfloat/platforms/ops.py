@@ -12,6 +12,7 @@ import numpy as np
 from .. import _validate as V
 from ..conversions import convert, to_bits
 from ..formats import FP32, Format, get_format
+from ..model_hook import model_for
 from ..specialize import is_nan_bits, platform_nan
 from .presets import PLATFORM_OPS, Platform, get_platform
 
@@ -352,15 +353,23 @@ def _reduce_add(env: _Env, x: np.ndarray, order: str) -> np.ndarray:
     return acc
 
 
-def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
-    """Sum of ``fmt`` encodings along ``axis`` (None: all), accumulated in the
-    platform's ``reduction.accumulate`` format starting from +0, in ``order``
-    (default: the platform's when it is ``sequential``/``pairwise``, else
-    ``pairwise`` -- a device order such as ``cuda_reduce`` is not transcribed, so
-    the result is a model to bound against, bit-exact only where the accumulation
-    is exact), rounded once to ``fmt``."""
+def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
+    """Sum of ``fmt`` encodings along ``axis`` (None: all). Where the platform has
+    a registered bit-exact model (`softfloat.model_hook`; ``torch_cpu``:
+    `softfloat.torch_models.torch_cpu_sum`, keywords such as ``threads=``) and no
+    ``order`` is forced, that model. Otherwise accumulated in the platform's
+    ``reduction.accumulate`` format starting from +0, in ``order`` (default: the
+    platform's when it is ``sequential``/``pairwise``, else ``pairwise`` -- a
+    device order such as ``cuda_reduce`` is not transcribed, so the result is a
+    model to bound against, bit-exact only where the accumulation is exact),
+    rounded once to ``fmt``."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = model_for(plat.name, "sum") if order is None else None
+    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+        return fn(bits, f, axis, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
@@ -372,11 +381,17 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
     return env.result(_reduce_add(env, np.ascontiguousarray(x), order))
 
 
-def platform_mean(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray:
-    """Mean: `platform_sum` in the accumulate format, then ``sum / N`` or
+def platform_mean(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
+    """Mean: the platform's registered model when it has one and no ``order`` is
+    forced; else `platform_sum` in the accumulate format, then ``sum / N`` or
     ``sum * RN(1/N)`` (``reduction.mean``), rounded once to ``fmt``."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = model_for(plat.name, "mean") if order is None else None
+    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+        return fn(bits, f, axis, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     b = V.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
@@ -394,12 +409,23 @@ def platform_mean(bits, fmt, axis=None, platform=None, order=None) -> np.ndarray
     return env.result(m)
 
 
-def platform_matmul(a, b, fmt, platform=None) -> np.ndarray:
-    """``a @ b`` for 2-D arrays of ``fmt`` encodings: products and sums in the
-    platform's accumulate format (fma, sequential over k), rounded once to ``fmt``.
-    A model of cuBLAS/CPU GEMM to bound against, not a transcription of their order."""
+def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
+    """``a @ b`` for 2-D arrays of ``fmt`` encodings: the platform's registered
+    model (``torch_cpu``: `softfloat.torch_models.torch_cpu_matmul`, fp16/bf16,
+    m, n >= 2, layouts read from the arrays' strides) unless
+    ``order="sequential"`` is forced; otherwise products and sums in the
+    platform's accumulate format (fma, sequential over k), rounded once to
+    ``fmt`` -- a model to bound against, not a transcription."""
     plat = get_platform(platform)
     f = get_format(fmt)
+    fn = model_for(plat.name, "matmul") if order is None else None
+    if (fn is not None and f.name in ("fp16", "bf16") and np.ndim(a) == 2 and np.ndim(b) == 2
+            and np.shape(a)[0] >= 2 and np.shape(b)[1] >= 2):
+        return fn(a, b, f, **kw)
+    if kw:
+        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
+    if order not in (None, "sequential"):
+        raise ValueError(f"order must be None or 'sequential', got {order!r}")
     A, B = V.as_bits(a, f), V.as_bits(b, f)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"matmul needs 2-D operands with matching inner dimension, got "

@@ -304,6 +304,9 @@ TORCH_CPU = Platform(
         "addcdiv(value) = x + (value*t1)/t2 [V].",
         "relu(-0) = -0 [V].",
         "sum: cascade in float, partials across threads rounded to the dtype; mean = sum_f32 / N [S, V].",
+        "sum, mean, cumsum, mm/linear (fp16, bf16; sums also fp32) are transcribed bit for bit in "
+        "softfloat.torch_models (registered model; platform_sum & co. use it) [S, V: probe and "
+        "validation/torch_crosscheck.py torch_models].",
     ))
 
 NUMPY = Platform(

@@ -33,7 +33,7 @@ from .. import arith as _ar
 from .. import conversions as _conv
 from ..flags import Flags
 from ..formats import FP64, Format
-from ..specialize import invalid_int_bits, platform_nan
+from ..specialize import as_rule, invalid_int_bits, is_nan_bits, is_snan_bits, platform_nan
 from .cases import operands
 from .names import COMPARE, INT_TYPES, Function, bit_width, dtype_of, parse_function, token
 from .options import Options, make_options
@@ -51,21 +51,13 @@ _ARITH_BINARY = {"add": _ar.add, "sub": _ar.sub, "mul": _ar.mul, "div": _ar.div}
 
 
 def is_nan(bits: np.ndarray, fmt: Format) -> np.ndarray:
-    """NaN encodings of ``fmt`` (FP64 included) in an unsigned array."""
-    b = np.asarray(bits).astype(np.uint64)
-    if fmt is FP64:
-        return (b & np.uint64((1 << 63) - 1)) > np.uint64(0x7FF << 52)
-    return np.asarray(fmt.is_nan_bits(b & np.uint64((1 << fmt.nbits) - 1)))
+    """NaN encodings of ``fmt`` (FP64 included) in an array: softfloat.specialize's test."""
+    return np.asarray(is_nan_bits(fmt, np.asarray(bits).astype(np.uint64)))
 
 
 def is_snan(bits: np.ndarray, fmt: Format) -> np.ndarray:
-    """Signaling NaNs (IEEE-kind formats only; fn/fnuz NaNs are quiet)."""
-    b = np.asarray(bits)
-    if fmt is not FP64 and fmt.kind != "ieee":
-        return np.zeros(b.shape, bool)
-    M = fmt.mbits
-    quiet = (b.astype(np.uint64) >> np.uint64(M - 1)) & np.uint64(1)
-    return is_nan(b, fmt) & (quiet == 0)
+    """Signaling NaNs (IEEE-kind formats only): softfloat.specialize's test."""
+    return np.asarray(is_snan_bits(fmt, np.asarray(bits).astype(np.uint64)))
 
 
 def values(bits: np.ndarray, fmt: Format, daz: bool = False) -> np.ndarray:
@@ -221,13 +213,15 @@ def _from_ui64(u, z: Format, o: Options, kw):
 
 def _to_f64(a, fmt: Format, o: Options):
     """Exact widening to float64 (from_bits keeps NaN payloads left-aligned); a
-    signaling NaN is quieted with invalid; the NaN policy of ``o.nan`` applies."""
+    signaling NaN raises invalid and is quieted (not under a ``keep`` rule);
+    ``canonical`` rules give their float64 pattern (softfloat.specialize)."""
+    rule = as_rule(o.nan)
     v = values(a, fmt, o.daz).view(np.uint64).copy()
     snan = is_snan(a, fmt)
-    v = np.where(snan, v | np.uint64(1 << 51), v)
-    if o.nan != "propagate":
-        nanpat = 0x7FF8 << 48 if o.nan == "canonical" else int(o.nan)
-        v = np.where(is_nan(a, fmt), np.uint64(nanpat), v)
+    if rule.mode != "keep":
+        v = np.where(snan, v | np.uint64(1 << 51), v)
+    if rule.mode == "canonical":
+        v = np.where(is_nan(a, fmt), np.uint64(rule.bits(FP64)), v)
     return v, np.where(snan, Flags.INVALID, 0).astype(np.uint8)
 
 

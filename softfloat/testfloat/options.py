@@ -6,6 +6,7 @@ import dataclasses
 
 from .._validate import boolean
 from ..rounding import Rounding, get_rounding
+from ..specialize import as_rule
 
 __all__ = ["Options", "ROUND_OPTS", "ROUND_NAME"]
 
@@ -31,11 +32,12 @@ class Options:
     rounding : str            TestFloat's -r* options (default nearest_even)
     tininess : 'after'|'before'
     exact : bool              raise inexact when rounding to an integer (-exact)
-    nan : 'propagate'|'canonical'|int
+    nan : 'propagate'|'canonical'|int|softfloat.specialize.NanRule
         NaN result policy: 'propagate' is SoftFloat's 8086-SSE (first NaN operand,
         quieted); fresh NaNs are the format's default NaN (positive, e.g. 0x7E00;
-        an x86 SoftFloat build writes 0xFE00: compare NaNs with -checkNaNs only
-        against a matching policy).
+        an x86 SoftFloat build writes 0xFE00: use NanRule("propagate", "negative")
+        or platform="x86_sse", and compare NaNs with -checkNaNs only against a
+        matching policy).
     ftz, daz : bool            flush subnormal results / read subnormal inputs as zero
     overflow : None|'ieee'|'saturate'|'nan'
     platform : None or a name of softfloat.platforms (``x86_sse``, ``riscv``, ...)
@@ -57,6 +59,7 @@ class Options:
             raise ValueError("test vectors need a deterministic rounding mode, not stochastic")
         if self.tininess not in ("after", "before"):
             raise ValueError(f"tininess must be 'after' or 'before', got {self.tininess!r}")
+        as_rule(self.nan)                    # ValueError for an unknown NaN policy
         for name in ("exact", "ftz", "daz"):
             object.__setattr__(self, name, boolean(getattr(self, name), name))
         if self.overflow is not None and self.overflow not in ("ieee", "saturate", "nan"):

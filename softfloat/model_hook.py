@@ -1,0 +1,50 @@
+"""The platform model hook: bit-exact accumulation models registered per platform.
+
+A module that transcribes a platform's reduction order (``softfloat.torch_models``
+for ``torch_cpu``) registers its functions with `register_model`; the platform
+interpreter (`softfloat.platforms`: ``platform_sum``, ``platform_mean``,
+``platform_matmul``, and `platform_cumsum` here) asks `model_for` first and falls
+back to its generic model when none is registered or an order is forced.
+Modules named in ``MODEL_MODULES`` are imported on first use.
+"""
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["register_model", "model_for", "platform_cumsum", "MODEL_MODULES", "MODEL_OPS"]
+
+MODEL_OPS = ("sum", "mean", "cumsum", "matmul")
+#: platform name -> module that registers its models when imported
+MODEL_MODULES = {"torch_cpu": "softfloat.torch_models"}
+_MODELS: dict = {}
+
+
+def register_model(platform: str, op: str, fn) -> None:
+    """Register ``fn`` as the bit-exact model of ``op`` (one of ``MODEL_OPS``) on
+    ``platform`` (its name). Called as ``fn(bits, fmt, axis, **kw)`` for sum, mean
+    and cumsum, ``fn(a, b, fmt, **kw)`` for matmul."""
+    if op not in MODEL_OPS:
+        raise ValueError(f"register_model: op must be one of {MODEL_OPS}, got {op!r}")
+    if not callable(fn):
+        raise TypeError("register_model: fn must be callable")
+    _MODELS[(str(platform), op)] = fn
+
+
+def model_for(platform_name: str, op: str):
+    """The registered model of ``op`` on the platform, or None."""
+    mod = MODEL_MODULES.get(platform_name)
+    if mod is not None and (platform_name, op) not in _MODELS:
+        importlib.import_module(mod)           # registers its models on import
+    return _MODELS.get((platform_name, op))
+
+
+def platform_cumsum(bits, fmt, axis, platform=None, **kw):
+    """Cumulative sum of ``fmt`` encodings along ``axis`` by the platform's
+    registered model (``torch_cpu``: sequential in the accumulate type, each
+    output rounded to ``fmt``); ValueError where the platform has none."""
+    from .platforms import get_platform
+    plat = get_platform(platform)
+    fn = model_for(plat.name, "cumsum")
+    if fn is None:
+        raise ValueError(f"platform {plat.name!r} has no cumsum model")
+    return fn(bits, fmt, axis, **kw)

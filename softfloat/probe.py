@@ -1,0 +1,539 @@
+"""Order probe: recover the accumulation tree of a black-box sum, dot or matrix product.
+
+Given a function that sums a vector (or a dot / matrix product, through
+`dot_adapter` / `matmul_adapter`), `probe_sum` finds **which terms are added
+together first** -- the whole summation tree -- and **how wide the partial sums
+are** (rounded to float32, to the input format, or kept wider), using only
+calls on crafted inputs. The idea is FPRev's (Xie et al., USENIX ATC 2025):
+masks of huge and tiny values make the result count how many terms were absorbed.
+The design here is our own:
+
+**Tree.** For two positions ``i`` and ``j`` put ``+M`` at ``i``, ``-M`` at ``j``,
+and a tiny unit ``u`` at every other position. Every partial sum that holds ``M``
+(or ``-M``) absorbs the units added into it (``M`` is so large that
+``M + c*u`` rounds to ``M`` in the accumulator); at the lowest common ancestor
+of ``i`` and ``j`` the two cancel exactly to 0, and every unit outside that
+subtree survives. So the result is ``(n - L(i, j)) * u`` where ``L(i, j)`` is
+the number of leaves under the common ancestor. From ``L`` the tree follows:
+for a node with leaf set ``S`` and its smallest leaf ``r``, the values
+``L(r, j)`` for ``j`` in ``S`` are the sizes of the nested subtrees on the path
+from ``r`` up to the node (the spine); the leaves first met at one spine level
+form the other children of that level's node, split among themselves by the same
+test. Every level is checked for consistency (a subtree of size ``s`` must have
+exactly ``s`` leaves), so an accumulation that is not a tree of additions, or
+an accumulator so wide that nothing is absorbed, raises `ProbeError` instead of
+returning a wrong tree. Nodes with more than two children are multi-term fused
+additions (all children enter one rounding), as in tensor cores.
+
+The units are counted only while their sums are exact: the count is taken over
+groups of at most ``2**p - 1`` positions (``p`` the input format's precision),
+so sums rounded to a narrow format (bfloat16 results) still count exactly; one
+pair then costs ``ceil((n-2) / group)`` calls.
+
+**Precision.** At an internal node ``N`` with children ``C1``, ``C2``: ``B`` at
+a leaf of ``C1``, ``B * 2**-t`` at a leaf of ``C2``, ``-B`` at a leaf of a sibling
+subtree of ``N`` (the parent's other child), zeros elsewhere. The node computes
+``round(B + B*2**-t)``; the parent cancels ``B`` exactly, so the result is
+``B*2**-t`` if the node kept ``t`` more bits than ``B``'s leading one and 0 if it
+rounded them away. The largest such ``t`` plus one is the node's precision
+(24: float32; the input format's: rounded to the input format; more: kept
+wider). The root has no sibling: its precision is hidden by the output rounding
+and is not reported.
+
+Use::
+
+    import numpy as np, softfloat.probe as P
+    res = P.probe_sum(lambda x: np.add.reduce(x), 64, "fp32")
+    print(res.report())          # text report with an ASCII drawing of the tree
+    res.tree                      # nested tuples of indices (softfloat.accumulate's format)
+
+The function receives a NumPy array of the format's NumPy dtype (float16,
+``ml_dtypes.bfloat16``, float32, float64) and must return one number (or a
+0-d/1-element array). `torch_adapter` wraps a torch function.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+
+from .formats import Format, get_format
+
+__all__ = ["ProbeError", "ProbeResult", "probe_sum", "probe_dot", "probe_matmul",
+           "dot_adapter", "matmul_adapter", "torch_adapter", "numpy_dtype", "draw_tree",
+           "tree_sizes", "tree_leaves", "canonical_tree", "plot_tree"]
+
+
+class ProbeError(RuntimeError):
+    """The function's results are not those of a tree of additions that the probe
+    can read (e.g. the accumulator is too wide for the format's range)."""
+
+
+def numpy_dtype(fmt):
+    """The NumPy dtype that carries values of ``fmt`` (fp16, bf16, fp32, fp64)."""
+    name = fmt if isinstance(fmt, str) else fmt.name
+    if name in ("fp64", "float64"):
+        return np.dtype(np.float64)
+    f = get_format(fmt)
+    if f.name == "fp16":
+        return np.dtype(np.float16)
+    if f.name == "fp32":
+        return np.dtype(np.float32)
+    if f.name == "bf16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    raise ValueError(f"probe: no NumPy dtype carries {f.name}; use fp16, bf16, fp32 or fp64")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fmt:
+    """What the probe needs to know of a format."""
+    name: str
+    dtype: np.dtype
+    precision: int
+    emax: int
+    emin_sub: int          # exponent of the smallest subnormal
+    emin: int              # exponent of the smallest normal
+
+
+def _fmt(fmt) -> _Fmt:
+    name = fmt if isinstance(fmt, str) else getattr(fmt, "name", str(fmt))
+    if name in ("fp64", "float64"):
+        return _Fmt("fp64", np.dtype(np.float64), 53, 1023, -1074, -1022)
+    f = get_format(fmt)
+    if not isinstance(f, Format):
+        raise TypeError(f"fmt must be a format or format name, got {fmt!r}")
+    return _Fmt(f.name, numpy_dtype(f), f.precision, f.emax, f.emin - f.mbits, f.emin)
+
+
+# ---------------------------------------------------------------------------
+# Trees: nested tuples of leaf indices
+# ---------------------------------------------------------------------------
+def tree_leaves(tree) -> list:
+    """The leaf indices of a tree, left to right."""
+    if isinstance(tree, (int, np.integer)):
+        return [int(tree)]
+    out = []
+    for c in tree:
+        out += tree_leaves(c)
+    return out
+
+
+def tree_sizes(tree) -> dict:
+    """``{(i, j): L}``: leaves under the lowest common ancestor of every pair."""
+    out = {}
+
+    def walk(t):
+        if isinstance(t, (int, np.integer)):
+            return [int(t)]
+        kids = [walk(c) for c in t]
+        allv = [v for k in kids for v in k]
+        for a in range(len(kids)):
+            for b in range(a + 1, len(kids)):
+                for i in kids[a]:
+                    for j in kids[b]:
+                        out[(min(i, j), max(i, j))] = len(allv)
+        return allv
+
+    walk(tree)
+    return out
+
+
+def canonical_tree(tree):
+    """The tree with the children of every node sorted by their smallest leaf and
+    one-child nodes removed. Addition is commutative, so two trees with the same
+    canonical form round identically when every node has at most two children
+    (a node with more children is a fused multi-term addition; order inside it
+    does not matter either)."""
+    if isinstance(tree, (int, np.integer)):
+        return int(tree)
+    kids = [canonical_tree(c) for c in tree]
+    if len(kids) == 1:
+        return kids[0]
+    kids.sort(key=lambda c: min(tree_leaves(c)))
+    return tuple(kids)
+
+
+def binarize(tree):
+    """A tree whose nodes each add two children: a node with children
+    ``(c0, c1, c2, ...)`` becomes ``((c0, c1), c2), ...`` -- the left-to-right
+    sequential reading that `softfloat.accumulate` gives explicit trees."""
+    if isinstance(tree, (int, np.integer)):
+        return int(tree)
+    kids = [binarize(c) for c in tree]
+    acc = kids[0]
+    for c in kids[1:]:
+        acc = (acc, c)
+    return acc
+
+
+def draw_tree(tree, labels=None) -> str:
+    """ASCII drawing of a tree (one line per node, children indented)."""
+    lines = []
+
+    def walk(t, prefix, last, top):
+        conn = "" if top else ("`-- " if last else "|-- ")
+        if isinstance(t, (int, np.integer)):
+            lab = labels[int(t)] if labels is not None else f"x[{int(t)}]"
+            lines.append(prefix + conn + lab)
+            return
+        n = len(tree_leaves(t))
+        kind = "+" if len(t) == 2 else f"+{len(t)} (fused)"
+        lines.append(prefix + conn + f"{kind}  [{n} terms]")
+        ext = "" if top else ("    " if last else "|   ")
+        for k, c in enumerate(t):
+            walk(c, prefix + ext, k == len(t) - 1, False)
+
+    walk(tree, "", True, True)
+    return "\n".join(lines)
+
+
+def plot_tree(tree, path, title=None):
+    """Draw the tree with matplotlib into ``path`` (PNG); leaves on the x axis,
+    each internal node at the height of its leaf count's order of addition."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pos = {}
+    fig, ax = plt.subplots(figsize=(max(4, len(tree_leaves(tree)) * 0.35), 4))
+
+    def walk(t):
+        if isinstance(t, (int, np.integer)):
+            x, y = float(int(t)), 0.0
+            ax.plot([x], [y], "o", color="C0", ms=4)
+            ax.annotate(str(int(t)), (x, y), textcoords="offset points", xytext=(0, -12),
+                        ha="center", fontsize=7)
+            return x, y
+        pts = [walk(c) for c in t]
+        x = sum(p[0] for p in pts) / len(pts)
+        y = max(p[1] for p in pts) + 1
+        for px, py in pts:
+            ax.plot([px, x], [py, y], "-", color="C1" if len(t) > 2 else "0.3", lw=1)
+        return x, y
+
+    walk(tree)
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Adapters
+# ---------------------------------------------------------------------------
+def dot_adapter(fn, other=1.0):
+    """A sum function from a dot product ``fn(a, b)``: ``x -> fn(x, other * ones)``.
+    The probe's values enter as products with ``other`` (1 by default), exact."""
+    def f(x):
+        return fn(x, np.full(x.shape, other, dtype=x.dtype))
+    return f
+
+
+def matmul_adapter(fn, m=1, n=1, row=0, col=0, layout="a"):
+    """A sum function from a matrix product ``fn(A, B)``: the probed vector is
+    row ``row`` of ``A`` (shape (m, k)), column ``col`` of ``B`` (shape (k, n)) is
+    all ones, every other entry zero, and the result is ``C[row, col]``. With
+    ``layout="b"`` the vector goes into ``B``'s column and ``A``'s row is ones."""
+    def f(x):
+        k = x.shape[0]
+        A = np.zeros((m, k), x.dtype)
+        B = np.zeros((k, n), x.dtype)
+        if layout == "a":
+            A[row] = x
+            B[:, col] = 1
+        else:
+            A[row] = 1
+            B[:, col] = x
+        return np.asarray(fn(A, B))[row, col]
+    return f
+
+
+_TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+                 "float64": "float64"}
+
+
+def torch_adapter(fn, device="cpu"):
+    """Wrap a torch function of tensors as a function of NumPy arrays: every
+    array argument becomes a tensor of the same dtype (bfloat16 through its bits)
+    on ``device``; the result comes back as float64."""
+    import torch
+
+    def to_t(a):
+        a = np.asarray(a)
+        if a.dtype.name == "bfloat16":
+            t = torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(np.ascontiguousarray(a))
+        return t.to(device)
+
+    def f(*args):
+        out = fn(*[to_t(a) for a in args])
+        return out.detach().to("cpu", torch.float64).numpy()
+    return f
+
+
+def _scalar(v) -> float:
+    a = np.asarray(v, dtype=np.float64)
+    if a.size != 1:
+        raise ProbeError(f"the function returned {a.size} values; a sum function returns one")
+    return float(a.reshape(-1)[0])
+
+
+# ---------------------------------------------------------------------------
+# The probe
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class ProbeResult:
+    """What `probe_sum` found.
+
+    tree : nested tuples of leaf indices (children sorted by their smallest leaf)
+    n : number of terms
+    fmt : the input format's name
+    precision : {node (as a tuple of its sorted leaves): bits kept by that addition}
+        (internal nodes other than the root; None where it could not be measured)
+    calls : number of calls to the function
+    unit, big : the probe's tiny and huge values
+    """
+    tree: object
+    n: int
+    fmt: str
+    precision: dict
+    calls: int
+    unit: float
+    big: float
+    fused_nodes: int = 0
+
+    def summary(self) -> str:
+        """One line: the accumulator's width as found."""
+        ps = [p for p in self.precision.values() if p is not None]
+        if not ps:
+            return "partial sums: not measured (no internal node with a sibling)"
+        c = Counter(ps)
+        words = []
+        fin = _fmt(self.fmt).precision
+        for p, k in sorted(c.items()):
+            words.append(f"{k} node(s) with {p} bits ({precision_name(p, fin)})")
+        return "partial sums: " + "; ".join(words)
+
+    def report(self, draw=True, max_draw=64) -> str:
+        lines = [f"order probe: {self.n} terms of {self.fmt}, {self.calls} calls "
+                 f"(huge {self.big:g}, unit {self.unit:g})",
+                 f"tree: {self.tree}",
+                 f"nodes: {self.n - 1 if not self.fused_nodes else 'with'} "
+                 f"{'binary additions' if not self.fused_nodes else f'{self.fused_nodes} fused multi-term node(s)'}",
+                 self.summary()]
+        if draw and self.n <= max_draw:
+            lines += ["", draw_tree(self.tree)]
+        return "\n".join(lines)
+
+
+def precision_name(p: int, p_in: int) -> str:
+    """Words for a partial sum kept to ``p`` significant bits (inputs: ``p_in``)."""
+    if p == 24:
+        return "float32" + (", the input format" if p_in == 24 else "")
+    if p == p_in:
+        return "rounded to the input format"
+    if p == 53:
+        return "float64"
+    if p > 53:
+        return "wider than float64"
+    if p > 24:
+        return "wider than float32"
+    return f"{p}-bit significand"
+
+
+class _Prober:
+    def __init__(self, fn, n, fmt, group=None, max_calls=None):
+        self.fn = fn
+        self.n = int(n)
+        self.f = _fmt(fmt)
+        self.calls = 0
+        self.max_calls = max_calls
+        self.group = group or (2 ** min(self.f.precision, 24) - 1)
+        self.cache = {}
+        self._calibrate()
+
+    def call(self, x):
+        self.calls += 1
+        if self.max_calls is not None and self.calls > self.max_calls:
+            raise ProbeError(f"more than {self.max_calls} calls")
+        return _scalar(self.fn(x.astype(self.f.dtype)))
+
+    def _calibrate(self):
+        f = self.f
+        n = self.n
+        big = 2.0 ** f.emax
+        cands = [2.0 ** f.emin_sub, 2.0 ** f.emin, 1.0]
+        k = max(1, min(n - 2, self.group))
+        for u in cands:
+            x = np.zeros(n)
+            x[:k] = u
+            try:
+                s = self.call(x)
+            except ProbeError:
+                raise
+            if s != k * u:
+                continue                       # units flushed or not summed exactly
+            x = np.full(n, u)
+            x[0], x[-1] = big, -big
+            if n > 2:
+                x[1:n - 1] = 0
+                x[1:1 + k] = u
+            s = self.call(x)
+            c = s / u
+            if c == int(c) and 0 <= c <= k:
+                self.unit, self.big = u, big
+                return
+        raise ProbeError(f"could not find a huge/tiny pair for {f.name}: units are not summed "
+                         f"exactly, or huge values do not absorb them (accumulator wider "
+                         f"than {f.emax - f.emin_sub} bits?)")
+
+    def lca(self, i, j) -> int:
+        """Leaves under the common ancestor of i and j."""
+        key = (min(i, j), max(i, j))
+        if key in self.cache:
+            return self.cache[key]
+        n, u = self.n, self.unit
+        others = [k for k in range(n) if k != i and k != j]
+        lost = 0
+        for s in range(0, max(1, len(others)), self.group):
+            grp = others[s:s + self.group]
+            x = np.zeros(n)
+            x[grp] = u
+            x[i], x[j] = self.big, -self.big
+            r = self.call(x)
+            c = r / u
+            if c != int(c) or not 0 <= c <= len(grp):
+                raise ProbeError(f"pair ({i}, {j}): result {r!r} is not a count of units "
+                                 f"(0..{len(grp)} x {u:g})")
+            lost += len(grp) - int(c)
+        L = lost + 2
+        self.cache[key] = L
+        return L
+
+    def build(self, leaves, size=None):
+        """The subtree over ``leaves`` (a full subtree)."""
+        leaves = sorted(leaves)
+        if len(leaves) == 1:
+            return leaves[0]
+        r = leaves[0]
+        Ls = {j: self.lca(r, j) for j in leaves[1:]}
+        top = len(leaves)
+        if max(Ls.values()) != top:
+            raise ProbeError(f"inconsistent sizes: subtree of {top} leaves {leaves[:8]}... "
+                             f"has largest common-ancestor size {max(Ls.values())}")
+        levels = sorted(set(Ls.values()))
+        node = r
+        have = 1
+        for v in levels:
+            new = [j for j in leaves[1:] if Ls[j] == v]
+            if have + len(new) != v:
+                raise ProbeError(f"inconsistent sizes: the ancestor of x[{r}] with {v} leaves "
+                                 f"has {have + len(new)}")
+            kids = self.split(new, v)
+            node = (node, *[self.build(k) for k in kids])
+            have = v
+        return node
+
+    def split(self, leaves, v):
+        """Partition ``leaves`` (met at an ancestor of size v) into child subtrees."""
+        rest = sorted(leaves)
+        out = []
+        while rest:
+            a = rest[0]
+            grp = [a] + [j for j in rest[1:] if self.lca(a, j) < v]
+            out.append(grp)
+            gs = set(grp)
+            rest = [j for j in rest if j not in gs]
+        return out
+
+    def node_precision(self, c1, c2, sib, max_t=None):
+        """Bits kept by the addition of subtrees c1 and c2 (leaf lists), with a
+        leaf ``sib`` outside their node but inside its parent."""
+        f = self.f
+        B = 2.0 ** (f.emax - 1)
+        a, b = c1[0], c2[0]
+        hi = min(f.emax - 1 - f.emin_sub, 300) if max_t is None else max_t
+
+        def kept(t):
+            x = np.zeros(self.n)
+            x[a], x[b], x[sib] = B, B * 2.0 ** -t, -B
+            r = self.call(x)
+            return r == B * 2.0 ** -t
+
+        if not kept(1):
+            return None
+        lo = 1                       # kept(lo) is True
+        if kept(hi):
+            return hi + 1            # at least; the format's range ends here
+        while hi - lo > 1:           # kept is monotone in t: find the last kept t
+            mid = (lo + hi) // 2
+            if kept(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo + 1
+
+
+def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) -> ProbeResult:
+    """Recover the accumulation tree of ``fn`` summing ``n`` values of ``fmt``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x) -> number`` for a 1-D NumPy array ``x`` of ``numpy_dtype(fmt)``.
+    n : int
+        Number of terms (>= 1).
+    fmt : str or Format
+        ``"fp16"``, ``"bf16"``, ``"fp32"`` or ``"fp64"``.
+    precision : bool
+        Also measure how many bits each internal addition keeps.
+    group : int, optional
+        Units counted per call (default ``2**p - 1``, exact in the input format).
+    max_calls : int, optional
+        Stop with `ProbeError` past this many calls.
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not callable(fn):
+        raise TypeError("fn must be callable")
+    if n == 1:
+        return ProbeResult(0, 1, _fmt(fmt).name, {}, 0, 0.0, 0.0)
+    P = _Prober(fn, n, fmt, group, max_calls)
+    tree = canonical_tree(P.build(list(range(n))))
+    got = set(tree_leaves(tree))
+    if got != set(range(n)):
+        raise ProbeError("the recovered tree does not hold every term once")
+    fused = 0
+    prec = {}
+
+    def walk(t, parent):
+        nonlocal fused
+        if isinstance(t, int):
+            return
+        if len(t) > 2:
+            fused += 1
+        if parent is not None and precision:
+            sib = [v for c in parent if c is not t for v in tree_leaves(c)]
+            p = P.node_precision(tree_leaves(t[0]), tree_leaves(t[1]), sib[0]) if sib else None
+            prec[tuple(sorted(tree_leaves(t)))] = p
+        for c in t:
+            walk(c, t)
+
+    walk(tree, None)
+    return ProbeResult(tree, n, P.f.name, prec, P.calls, P.unit, P.big, fused)
+
+
+def probe_dot(fn, n, fmt="fp32", **kw) -> ProbeResult:
+    """`probe_sum` of a dot product ``fn(a, b)`` (``b`` all ones)."""
+    return probe_sum(dot_adapter(fn), n, fmt, **kw)
+
+
+def probe_matmul(fn, k, fmt="fp32", *, m=1, n=1, row=0, col=0, layout="a", **kw) -> ProbeResult:
+    """`probe_sum` of the k-reduction of ``C[row, col]`` in ``fn(A, B)`` with
+    ``A`` (m, k) and ``B`` (k, n) (see `matmul_adapter`)."""
+    return probe_sum(matmul_adapter(fn, m, n, row, col, layout), k, fmt, **kw)
