@@ -10,10 +10,9 @@ coverage (< 1) and a note, so the whole job ends in time instead of being killed
 """
 from __future__ import annotations
 
-import math
 import time
 
-from .sweep import shard_range
+from .sweep import run_within_budget, shard_range
 
 __all__ = ["Budget", "chunk_ranges"]
 
@@ -56,25 +55,8 @@ class Budget:
             k = max(1, total // max_chunks)
             left = left[::k][:max_chunks]
             note = f"--max-chunks {max_chunks}: {len(left)} of {total} chunks"
-        budget = self.share()
-        t0 = self.clock()
-        done = 0
-        while left:
-            c = left.pop(0)
-            do_chunk(c)
-            done += 1
-            el = self.clock() - t0
-            per = el / done
-            if left and el + per * len(left) > budget:
-                fit = int((budget - el) / per)
-                if fit <= 0:
-                    note = f"time budget ({budget:.0f} s): stopped after {done} chunks"
-                    left = []
-                elif fit < len(left):
-                    k = math.ceil(len(left) / fit)
-                    left = left[::k]
-                    note = (f"time budget ({budget:.0f} s): after {done} chunks, every "
-                            f"{k}-th of the remaining chunks was swept")
+        r = run_within_budget(left, do_chunk, self.share(), clock=self.clock)
+        note = r.note or note
         self.done_runs += 1
-        self.spent += self.clock() - t0
-        return (round(done / total, 6) if total else 1.0), note
+        self.spent += r.seconds
+        return (round(r.done / total, 6) if total else 1.0), note

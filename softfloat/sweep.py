@@ -1,21 +1,28 @@
-"""The sweep engine: check an operation over every operand pattern (or a seeded
-random subset) against an oracle computed another way, comparing result bits and
-flags.
+"""The sweep engine: check an operation over every operand pattern (or a
+sub-space, or a seeded random subset) against an oracle computed another way
+(`softfloat.sweep_oracles`), comparing result bits, flags and the NaN bit
+pattern the NaN policy promises.
 
-The operand space of one sweep is a range of case indices, ``0 .. total-1``:
+The operand space of one sweep is a range of case indices ``0 .. total-1``, the
+mixed-radix numbering of a product of operand sets (row-major, the last operand
+fastest):
 
-* binary ops (``add``, ``sub``, ``mul``, ``div``) of an n-bit format: case
-  ``i`` is the pair ``a = i >> n``, ``b = i & (2**n - 1)`` (2**32 pairs for
-  fp16 and bf16);
-* unary ops (``sqrt``) and conversions (``convert:<dst>``): case ``i`` is the
-  encoding ``i`` of the format;
-* ``from_float32`` into a format: case ``i`` is the float32 with bit pattern
-  ``i`` (2**32 inputs), rounded by `softfloat.to_bits`.
+* binary ops (``add``, ``sub``, ``mul``, ``div``) of an n-bit format: every
+  pair (2**32 for fp16 and bf16): case ``i`` is ``a = i >> n``, ``b = i & (2**n - 1)``;
+* ``fma``: every triple (2**48 for fp16 and bf16), or a sub-space: a set of
+  values per operand (``a=``, ``b=``, ``c=``: ranges, lists), or the
+  structured ``c_family="cancel"``: for every (a, b) the 16 addends
+  ``-RN(a*b) + d`` (d = -5..5 units in the last place, where the sum cancels),
+  ``RN(a*b)``, both zeros and both largest finite values;
+* unary ops (``sqrt``) and conversions (``convert:<dst>``): every encoding;
+* ``from_float32`` into a format: every float32 bit pattern (2**32), rounded
+  by `softfloat.to_bits`.
 
 Shard ``k`` of ``S`` is the index range ``[total*k//S, total*(k+1)//S)``: a pure
-function of (k, S), so shards can run anywhere, in any order, and merge. With
-``sample=K`` each shard checks ``ceil(K/S)`` indices drawn from its range by a
-generator seeded with ``(seed, k)``.
+function of (k, S), so shards can run anywhere (local processes, a Dask
+cluster), in any order, and merge. With ``sample=K`` each shard checks
+``ceil(K/S)`` indices drawn from its range by a generator seeded with
+``(seed, k)``.
 
 Python::
 
@@ -27,37 +34,133 @@ Command line::
     python -m softfloat sweep fp16 add --rounding all --jobs 2 --out sweeps --resume
     python -m softfloat sweep bf16 convert:fp8_e4m3 --rounding nearest_even,toward_zero
     python -m softfloat sweep fp16 mul --sample 1000000 --mpfr 2000
-    python -m softfloat sweep --summarize sweeps       # writes sweeps/RESULTS.md
+    python -m softfloat sweep fp16 fma --c 0x3c00 --rounding all      # c fixed: 2**32 cases
+    python -m softfloat sweep fp16 fma --c-family cancel --backend dask --scheduler tcp://host:8786
+    python -m softfloat sweep table --out sweeps          # the whole table, then RESULTS.md
+    python -m softfloat sweep --summarize sweeps          # writes sweeps/RESULTS.md
 
-Results: one JSON file per shard under ``OUT/<name>.shards/`` (``--resume``
-skips shards whose file exists with the same settings) and the merged report
+Results: one JSON file per shard under ``OUT/<name>.shards/`` naming its id,
+its parameters and a SHA-256 checksum of its content (``--resume`` reuses the
+shards whose file verifies and recomputes the others) and the merged report
 ``OUT/<name>.json``: op, format, mode, oracle, cases checked, mismatches (split
 into result-bits mismatches and flag-only mismatches), the first mismatches
-(operands, expected, got, flags) and seconds. The oracles are in
-`softfloat.oracles`.
+(operands, expected, got, flags) and seconds.
+
+Exit statuses of the command: 0 no mismatch, 1 mismatches found, 2 could not
+run (bad arguments, unwritable output, interrupted: 130 after Ctrl-C).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import os
 import platform
 import sys
 import time
 
 import numpy as np
-from numba import njit, prange
 
-from . import oracles as O
-from ._kernels.specialize import is_nan_bits
+from . import sweep_oracles as O
 from .formats import FP32, Format, get_format
 from .rounding import DETERMINISTIC_MODES, Rounding, get_rounding
 
 __all__ = ["run_sweep", "run_shard", "shard_cases", "shard_range", "total_cases",
-           "merge_shards", "default_shards", "summarize", "main", "OPS"]
+           "merge_shards", "default_shards", "summarize", "main", "OPS", "Space",
+           "chunk_starts", "run_within_budget", "BudgetResult", "verify_shard_file",
+           "ShardFileError", "table_runs", "run_table", "parse_values"]
 
-OPS = O.BINARY_OPS + O.UNARY_OPS + ("convert:<format>", "from_float32")
+OPS = O.BINARY_OPS + O.UNARY_OPS + O.TERNARY_OPS + ("convert:<format>", "from_float32")
 BLOCK = 1 << 20            # cases per kernel call
+FAMILY_SIZE = 16           # addends per (a, b) pair of the "cancel" fma family
+SHARD_FORMAT = 2           # version of the shard file layout
+
+
+# ---------------------------------------------------------------------------
+# generic helpers, public and stable (validation/torch_crosscheck.py reuses them)
+def chunk_starts(lo: int, hi: int, chunk: int) -> list:
+    """Starts of the chunks of ``chunk`` items covering [lo, hi) (the last may be short)."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    return list(range(int(lo), int(hi), int(chunk)))
+
+
+class BudgetResult:
+    """What `run_within_budget` did: ``done`` of ``total`` items, a ``note``
+    (empty when every item ran), and ``seconds``."""
+
+    def __init__(self, done, total, note, seconds):
+        self.done, self.total, self.note, self.seconds = done, total, note, seconds
+
+    @property
+    def coverage(self) -> float:
+        return round(self.done / self.total, 6) if self.total else 1.0
+
+
+def run_within_budget(items, work, budget_s: float, *, clock=time.perf_counter) -> BudgetResult:
+    """Call ``work(item)`` over ``items`` in order within ``budget_s`` seconds:
+    once the items done so far project past the budget, go on over an evenly
+    strided subset of the rest (every k-th), or stop when none fits."""
+    left = list(items)
+    total = len(left)
+    t0 = clock()
+    done = 0
+    note = ""
+    while left:
+        work(left.pop(0))
+        done += 1
+        el = clock() - t0
+        per = el / done
+        if left and el + per * len(left) > budget_s:
+            fit = int((budget_s - el) / per)
+            if fit <= 0:
+                note = f"time budget ({budget_s:.0f} s): stopped after {done} chunks"
+                left = []
+            elif fit < len(left):
+                k = math.ceil(len(left) / fit)
+                left = left[::k]
+                note = (f"time budget ({budget_s:.0f} s): after {done} chunks, every "
+                        f"{k}-th of the remaining chunks was swept")
+    return BudgetResult(done, total, note, clock() - t0)
+
+
+def parse_values(spec, fmt) -> np.ndarray:
+    """Operand encodings from a spec: an int, an iterable of ints, or a string of
+    comma-separated hex/decimal values and inclusive ranges (``0x3c00-0x3cff``).
+    Sorted, unique, checked against the format's width."""
+    f = get_format(fmt)
+    if isinstance(spec, str):
+        vals = []
+        for part in spec.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                if "-" in part[1:]:
+                    i = part.index("-", 1)
+                    x, y = int(part[:i], 0), int(part[i + 1:], 0)
+                    if y < x:
+                        raise ValueError
+                    vals.append(np.arange(x, y + 1, dtype=np.int64))
+                else:
+                    vals.append(np.array([int(part, 0)], np.int64))
+            except ValueError:
+                raise ValueError(f"bad operand set {spec!r}: expected comma-separated values "
+                                 f"or ranges such as 0x3c00-0x3cff") from None
+        v = np.concatenate(vals) if vals else np.empty(0, np.int64)
+    elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        v = np.array([int(spec)], np.int64)
+    else:
+        v = np.asarray(list(spec), dtype=np.int64) if not isinstance(spec, np.ndarray) \
+            else spec.astype(np.int64)
+    v = np.unique(v)
+    if v.size == 0:
+        raise ValueError(f"empty operand set {spec!r}")
+    if v[0] < 0 or v[-1] >= (1 << f.nbits):
+        raise ValueError(f"operand set {spec!r}: encodings of {f.name} are 0 .. "
+                         f"{(1 << f.nbits) - 1:#x}")
+    return v.astype(f.dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -67,6 +170,8 @@ def _kind(op: str) -> str:
         return "binary"
     if op in O.UNARY_OPS:
         return "unary"
+    if op in O.TERNARY_OPS:
+        return "ternary"
     if op.startswith("convert:"):
         return "convert"
     if op == "from_float32":
@@ -74,42 +179,218 @@ def _kind(op: str) -> str:
     raise ValueError(f"unknown op {op!r}; expected one of {list(OPS)}")
 
 
-def _check_op(op, fmt):
-    if not isinstance(op, str):
-        raise TypeError(f"op must be a string, got {type(op).__name__}")
-    kind = _kind(op)
-    f = get_format(fmt)
-    dst = get_format(op.split(":", 1)[1]) if kind == "convert" else f
-    if f.kind == "fnu" or dst.kind == "fnu":
-        raise ValueError(f"sweeps do not cover fnu formats ({f.name if f.kind == 'fnu' else dst.name}: "
-                         f"no sign, no zero); tests/test_mx_formats.py checks e8m0 against the "
-                         f"exact reference")
-    if kind in ("binary", "unary", "convert") and f.nbits > 16:
-        # exhaustive index spaces of 32-bit operands are too large; sample them
-        pass
-    return kind, f
+def _pow2(n):
+    return n > 0 and n & (n - 1) == 0
 
 
-def total_cases(op, fmt) -> int:
-    """Number of cases of the full operand space of ``op`` on ``fmt``."""
-    kind, f = _check_op(op, fmt)
-    if kind == "binary":
-        return 1 << (2 * f.nbits)
-    if kind == "from_float32":
-        return 1 << 32
-    return 1 << f.nbits
+class Space:
+    """The operand space of a sweep: the operation, its formats, and the operand
+    sets (``sets[j]`` None = every encoding) or the fma family."""
+
+    def __init__(self, op, fmt, a=None, b=None, c=None, c_family=None):
+        if not isinstance(op, str):
+            raise TypeError(f"op must be a string, got {type(op).__name__}")
+        self.op = op
+        self.kind = _kind(op)
+        self.f = get_format(fmt)
+        self.dst = get_format(op.split(":", 1)[1]) if self.kind == "convert" else self.f
+        self.src = FP32 if self.kind == "from_float32" else self.f
+        f = self.f
+        if f.kind == "fnu" or self.dst.kind == "fnu":
+            fn = f.name if f.kind == "fnu" else self.dst.name
+            raise ValueError(f"sweeps do not cover fnu formats ({fn}: no sign, no zero); "
+                             f"tests/test_mx_formats.py checks e8m0 against the exact reference")
+        if self.kind in ("binary", "unary", "ternary", "convert") and f.nbits > 16:
+            raise ValueError(f"{op} sweeps cover formats of at most 16 bits, not {f.name}")
+        if self.kind == "from_float32" and f.precision > 25:
+            raise ValueError(f"from_float32 sweeps target formats of at most 16 bits")
+        nargs = {"binary": 2, "ternary": 3}.get(self.kind, 1)
+        given = {"a": a, "b": b, "c": c}
+        for name, v in given.items():
+            if v is not None and "abc".index(name) >= nargs:
+                raise ValueError(f"{op} has no operand {name!r}")
+        if c_family is not None:
+            if self.kind != "ternary":
+                raise ValueError("c_family is for fma sweeps")
+            if c_family != "cancel":
+                raise ValueError(f"unknown c_family {c_family!r}; expected 'cancel'")
+            if c is not None:
+                raise ValueError("give either c or c_family")
+            if f.name not in ("fp16", "bf16"):
+                raise ValueError("the cancel family is defined for fp16 and bf16")
+        self.c_family = c_family
+        self.sets = [None if given[n] is None else parse_values(given[n], f)
+                     for n in "abc"[:nargs]]
+        full = 1 << (32 if self.kind == "from_float32" else f.nbits)
+        self.sizes = [full if s is None else int(s.size) for s in self.sets]
+        if c_family:
+            self.sizes[2] = FAMILY_SIZE
+        self.total = int(np.prod(self.sizes, dtype=object))
+
+    def describe(self) -> dict:
+        """The sub-space, for configs and reports (None where every encoding)."""
+        d = {}
+        for n, s in zip("abc", self.sets):
+            if s is not None:
+                d[n] = _compact(s)
+        if self.c_family:
+            d["c_family"] = self.c_family
+        return d
+
+    # operands -------------------------------------------------------------
+    def _axis_values(self, j, idx):
+        s = self.sets[j]
+        dt = np.uint32 if self.kind == "from_float32" else self.f.dtype
+        if s is None:
+            return idx.astype(dt)
+        return s[idx]
+
+    def operands(self, idx):
+        """Operand arrays (1-D, in the source dtype) of the case indices ``idx``."""
+        idx = np.asarray(idx)
+        parts = []
+        rest = idx.astype(np.uint64) if idx.dtype == np.uint64 else idx.astype(np.int64)
+        for j in range(len(self.sizes) - 1, -1, -1):
+            n = self.sizes[j]
+            parts.append(rest % n)
+            rest = rest // n
+        parts = parts[::-1]
+        ops = []
+        for j, p in enumerate(parts):
+            if self.c_family and j == 2:
+                ops.append(_family(ops[0], ops[1], p.astype(np.int64), self.f))
+            else:
+                ops.append(self._axis_values(j, p.astype(np.int64)))
+        return tuple(ops)
+
+    def box(self, s, e):
+        """For a block [s, e) that is an aligned box of the space (all sizes powers
+        of two, e - s a power of two dividing s): the per-operand 1-D arrays whose
+        outer product (row-major) is the block; else None."""
+        n = e - s
+        if not (_pow2(n) and s % n == 0 and all(_pow2(x) for x in self.sizes)):
+            return None
+        stride = 1
+        strides = []
+        for x in reversed(self.sizes):
+            strides.append(stride)
+            stride *= x
+        strides = strides[::-1]
+        axes = []
+        for j, size in enumerate(self.sizes):
+            st = strides[j]
+            if st >= n:                               # a single value
+                i0 = (s // st) % size
+                axes.append(np.array([i0], np.int64))
+            elif st * size <= n:                      # the whole axis
+                axes.append(np.arange(size, dtype=np.int64))
+            else:                                     # part of the axis
+                i0 = (s // st) % size
+                axes.append(np.arange(i0, i0 + n // st, dtype=np.int64))
+        vals = []
+        for j, ix in enumerate(axes):
+            if self.c_family and j == 2:
+                vals.append(ix)                       # family positions
+            else:
+                vals.append(self._axis_values(j, ix))
+        return vals
+
+    def blocks(self, lo, hi, idx=None):
+        """Yield (case indices or start, subject operands (broadcastable), oracle Layout)."""
+        if idx is not None:
+            for s in range(0, idx.size, BLOCK):
+                part = idx[s:s + BLOCK]
+                ops = self.operands(part)
+                yield part, ops, O.Layout.flat(*ops)
+            return
+        for s in range(lo, hi, BLOCK):
+            e = min(s + BLOCK, hi)
+            vals = self.box(s, e)
+            if vals is None:
+                part = np.arange(s, e, dtype=np.int64)
+                ops = self.operands(part)
+                yield part, ops, O.Layout.flat(*ops)
+                continue
+            k = len(vals)
+            if self.c_family:
+                a, b, j = vals
+                cgrid = _family(a[:, None, None], b[None, :, None], j[None, None, :], self.f)
+                layout = O.Layout([a, b, cgrid.ravel()],
+                                  [(b.size * j.size).bit_length() - 1, j.size.bit_length() - 1, 0],
+                                  [-1, b.size - 1, -1], a.size * b.size * j.size)
+                ops = (a[:, None, None], b[None, :, None], cgrid)
+            else:
+                layout = O.Layout.outer(*vals)
+                ops = tuple(v.reshape([-1 if i == t else 1 for i in range(k)])
+                            for t, v in enumerate(vals))
+            yield s, ops, layout
 
 
-def default_shards(op, fmt) -> int:
-    """256 shards of 2**24 cases for 16-bit binary ops; fewer for smaller spaces."""
-    return max(1, min(256, total_cases(op, fmt) >> 24))
+def _compact(v: np.ndarray) -> str:
+    """A set of encodings as ranges: '0x3c00-0x3cff,0x8000'."""
+    v = np.asarray(v, np.int64)
+    out = []
+    start = prev = int(v[0])
+    for x in map(int, v[1:]):
+        if x == prev + 1:
+            prev = x
+            continue
+        out.append(f"{start:#x}" if start == prev else f"{start:#x}-{prev:#x}")
+        start = prev = x
+    out.append(f"{start:#x}" if start == prev else f"{start:#x}-{prev:#x}")
+    return ",".join(out)
+
+
+def _family(a, b, j, f: Format):
+    """The 'cancel' addends (see the module doc) for operands a, b and family
+    positions j (broadcasting). RN(a*b) by the host: the product is exact in
+    float64 and rounded by numpy / ml_dtypes (a choice of inputs, not a result)."""
+    import ml_dtypes
+    ht = np.float16 if f.name == "fp16" else ml_dtypes.bfloat16
+    with np.errstate(all="ignore"):
+        p = a.view(ht).astype(np.float64) * b.view(ht).astype(np.float64)
+        if f.name == "fp16":
+            r = p.astype(np.float16)
+        else:
+            r = p.astype(np.float32).astype(ht)
+    rn = np.asarray(r).view(f.dtype).astype(np.int64)
+    S = f.sign_mask
+    neg = rn ^ S
+    j = np.asarray(j, np.int64)
+    # -RN(a*b) + d ulps for d = -5..5: step the magnitude's encoding (clamped to
+    # finite, non-negative magnitudes; a NaN product keeps its pattern)
+    d = j - 5
+    mag = neg & (S - 1)
+    sgn = neg & S
+    isnan = f.is_nan_bits(rn)
+    stepped = np.clip(mag + d, 0, f.max_bits) | sgn
+    out = np.where(isnan, rn, stepped)
+    out = np.where(j == 11, rn, out)
+    out = np.where(j == 12, 0, out)
+    out = np.where(j == 13, S, out)
+    out = np.where(j == 14, f.max_bits, out)
+    out = np.where(j == 15, f.max_bits | S, out)
+    return out.astype(f.dtype)
+
+
+def total_cases(op, fmt, **space) -> int:
+    """Number of cases of the operand space of ``op`` on ``fmt`` (``space``: the
+    sub-space arguments a=, b=, c=, c_family= of fma and binary sweeps)."""
+    return Space(op, fmt, **space).total
+
+
+def default_shards(op, fmt, **space) -> int:
+    """Shards of about 2**24 cases: 256 for 2**32 spaces, more for larger ones
+    (2**24 for the whole fp16 fma space), fewer for small ones."""
+    return max(1, total_cases(op, fmt, **space) >> 24)
 
 
 def shard_range(shard_id: int, shards: int, total: int) -> tuple:
     """Case indices [lo, hi) of shard ``shard_id`` of ``shards``."""
-    if not isinstance(shards, (int, np.integer)) or shards < 1:
+    if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
         raise ValueError(f"shards must be a positive integer, got {shards!r}")
-    if not isinstance(shard_id, (int, np.integer)) or not 0 <= shard_id < shards:
+    if isinstance(shard_id, bool) or not isinstance(shard_id, (int, np.integer)) \
+            or not 0 <= shard_id < shards:
         raise ValueError(f"shard_id must be an integer in [0, {shards}), got {shard_id!r}")
     return total * int(shard_id) // shards, total * (int(shard_id) + 1) // shards
 
@@ -119,171 +400,99 @@ def _sample_indices(lo, hi, k, seed, shard_id):
     n = hi - lo
     if k >= n:
         return np.arange(lo, hi, dtype=np.int64)
-    # 32-bit binary ops index 2**64 cases: draw them as uint64
     dt = np.int64 if hi <= 1 << 62 else np.uint64
     return np.sort(rng.integers(lo, hi, size=k, dtype=dt))
 
 
-def _operands(kind, f: Format, idx):
-    """Operand arrays for the case indices ``idx`` (int64)."""
-    if kind == "binary":
-        n = f.nbits
-        sh, mask = idx.dtype.type(n), idx.dtype.type((1 << n) - 1)
-        return ((idx >> sh).astype(f.dtype), (idx & mask).astype(f.dtype))
-    if kind == "from_float32":
-        return (idx.astype(np.uint32),)
-    return (idx.astype(f.dtype),)
-
-
-def shard_cases(shard_id, op, fmt, *, shards=None, sample=None, seed=0) -> tuple:
-    """The operands of one shard: ``(a, b)`` encodings for binary ops, ``(a,)``
-    for unary ops and conversions (``uint32`` float32 patterns for
-    ``from_float32``). A pure function of its arguments."""
-    kind, f = _check_op(op, fmt)
-    total = total_cases(op, f)
-    shards = default_shards(op, f) if shards is None else shards
-    lo, hi = shard_range(shard_id, shards, total)
+def shard_cases(shard_id, op, fmt, *, shards=None, sample=None, seed=0, **space) -> tuple:
+    """The operands of one shard: ``(a, b)`` encodings for binary ops, ``(a, b, c)``
+    for fma, ``(a,)`` for unary ops and conversions (``uint32`` float32 patterns
+    for ``from_float32``). A pure function of its arguments."""
+    sp = Space(op, fmt, **space)
+    shards = default_shards(op, fmt, **space) if shards is None else shards
+    lo, hi = shard_range(shard_id, shards, sp.total)
     if sample is not None:
         idx = _sample_indices(lo, hi, -(-int(sample) // shards), seed, shard_id)
     else:
         idx = np.arange(lo, hi, dtype=np.int64)
-    return _operands(kind, f, idx)
-
-
-def _blocks(kind, f, lo, hi, idx):
-    """Yield (index array or None, operands, outer) per block of at most BLOCK cases."""
-    if idx is not None:
-        for s in range(0, idx.size, BLOCK):
-            part = idx[s:s + BLOCK]
-            yield part, _operands(kind, f, part), False
-        return
-    W = 1 << f.nbits
-    for s in range(lo, hi, BLOCK):
-        e = min(s + BLOCK, hi)
-        if kind == "binary" and s % W == 0 and e % W == 0:
-            rows = np.arange(s // W, e // W, dtype=np.int64).astype(f.dtype)
-            cols = np.arange(W, dtype=np.int64).astype(f.dtype)
-            yield None, (rows, cols, s), True
-        else:
-            part = np.arange(s, e, dtype=np.int64)
-            yield part, _operands(kind, f, part), False
+    return sp.operands(idx)
 
 
 # ---------------------------------------------------------------------------
-# the function under test and the oracle, per block
-def _subject(kind, op, f, mode, ops, outer):
+# the function under test, per block
+def _subject(sp: Space, mode, ops):
+    """Bits and flags of the library's operation, flat, in case order."""
     import softfloat as sf
-    if kind == "binary":
-        a, b = (ops[0][:, None], ops[1][None, :]) if outer else ops[:2]
-        r, fl = getattr(sf, op)(a, b, f, mode.label, return_flags=True)
+    kind, op, f = sp.kind, sp.op, sp.f
+    if kind in ("binary", "ternary"):
+        r, fl = getattr(sf, op)(*ops, f, mode.label, return_flags=True)
     elif kind == "unary":
         r, fl = getattr(sf, op)(ops[0], f, mode.label, return_flags=True)
     elif kind == "convert":
-        r, fl = sf.convert(ops[0], f, op.split(":", 1)[1], mode.label, return_flags=True)
+        r, fl = sf.convert(ops[0], f, sp.dst, mode.label, return_flags=True)
     else:
         r, fl = sf.to_bits(ops[0].view(np.float32), f, mode.label, return_flags=True)
-    return np.ascontiguousarray(r).ravel().astype(np.int64), np.ascontiguousarray(fl).ravel()
+    return np.ascontiguousarray(r).ravel(), np.ascontiguousarray(fl).ravel()
 
 
-def _oracle(kind, op, f, dst, mode, ops, outer, method):
-    if kind == "binary":
-        return O._run(op, ops[0], ops[1], outer, f, f, mode, method)
-    empty = np.empty(0, np.uint8)
-    if kind == "unary":
-        return O._run(op, ops[0], empty, False, f, f, mode, method)
-    if kind == "convert":
-        return O._run("convert", ops[0], empty, False, f, dst, mode, method)
-    return O._run("convert", ops[0], empty, False, FP32, dst, mode, method)
-
-
-@njit(parallel=True, cache=True)
-def _compare(got, gotf, exp, expf, E, M, kind, check_nan, code):
-    """code[i] = 0 (agree), 1 (result bits differ), 2 (only the flags differ).
-    NaN results agree when both are NaN unless check_nan. Returns (n1, n2)."""
-    n = got.size
-    nch = (n + 65535) // 65536
-    c1 = np.zeros(nch, np.int64)
-    c2 = np.zeros(nch, np.int64)
-    for c in prange(nch):
-        k1 = 0
-        k2 = 0
-        for i in range(c * 65536, min(n, (c + 1) * 65536)):
-            g = np.int64(got[i])
-            e = np.int64(exp[i])
-            same = g == e
-            if not same and not check_nan:
-                same = is_nan_bits(g, E, M, kind) and is_nan_bits(e, E, M, kind)
-            if not same:
-                code[i] = 1
-                k1 += 1
-            elif gotf[i] != expf[i]:
-                code[i] = 2
-                k2 += 1
-            else:
-                code[i] = 0
-        c1[c] = k1
-        c2[c] = k2
-    return c1.sum(), c2.sum()
-
-
-def _dst(kind, op, f):
-    return get_format(op.split(":", 1)[1]) if kind == "convert" else f
-
-
-def _example(kind, f, dst, case, got, gotf, exp, expf, code):
-    if kind == "binary":
-        n = f.nbits
-        operands = [int(case >> n), int(case & ((1 << n) - 1))]
-    else:
-        operands = [int(case)]
-    w = (dst.nbits + 3) // 4
-    ow = 8 if kind == "from_float32" else (f.nbits + 3) // 4
-    return {"case": int(case), "operands": [f"0x{o:0{ow}x}" for o in operands],
+def _example(sp: Space, case, ops_at, got, gotf, exp, expf, code):
+    ow = 8 if sp.kind == "from_float32" else (sp.f.nbits + 3) // 4
+    w = (sp.dst.nbits + 3) // 4
+    return {"case": int(case), "operands": [f"0x{int(o):0{ow}x}" for o in ops_at],
             "expected": f"0x{int(exp):0{w}x}", "got": f"0x{int(got):0{w}x}",
             "expected_flags": int(expf), "got_flags": int(gotf),
             "kind": "bits" if code == 1 else "flags"}
 
 
-def _mpfr_check(kind, op, f, dst, mode, lo, hi, k, seed, shard_id, check_nan, max_examples):
+def _mpfr_one(sp: Space, mode, ops_at):
+    if sp.kind == "binary":
+        return O.mpfr_binary(sp.op, int(ops_at[0]), int(ops_at[1]), sp.f, mode)
+    if sp.kind == "ternary":
+        return O.mpfr_fma(*(int(x) for x in ops_at), sp.f, mode)
+    if sp.kind == "unary":
+        return O.mpfr_unary(sp.op, int(ops_at[0]), sp.f, mode)
+    return O.mpfr_convert(int(ops_at[0]), sp.src, sp.dst, mode)
+
+
+def _mpfr_check(sp: Space, mode, lo, hi, k, seed, shard_id, max_examples):
     """Kernel vs MPFR on k cases of the shard."""
     idx = _sample_indices(lo, hi, k, seed + 0x5EED, shard_id)
-    ops = _operands(kind, f, idx)
-    got, gotf = _subject(kind, op, f, mode, ops, False)
-    exp = np.empty(idx.size, np.int64)
-    expf = np.empty(idx.size, np.uint8)
+    ops = sp.operands(idx)
+    got, gotf = _subject(sp, mode, ops)
+    n1 = n2 = 0
+    ex = []
     for i in range(idx.size):
-        if kind == "binary":
-            r = O.mpfr_binary(op, int(ops[0][i]), int(ops[1][i]), f, mode)
-        elif kind == "unary":
-            r = O.mpfr_unary(op, int(ops[0][i]), f, mode)
-        elif kind == "convert":
-            r = O.mpfr_convert(int(ops[0][i]), f, dst, mode)
-        else:
-            r = O.mpfr_convert(int(ops[0][i]), FP32, dst, mode)
-        exp[i], expf[i] = r
-    code = np.empty(idx.size, np.uint8)
-    n1, n2 = _compare(got, gotf, exp, expf, *dst.params[:2], dst.kind_code,
-                      check_nan, code)
-    bad = np.flatnonzero(code)[:max_examples]
-    return {"checked": int(idx.size), "mismatches": int(n1 + n2),
-            "bits_mismatches": int(n1), "flag_mismatches": int(n2),
-            "examples": [_example(kind, f, dst, idx[i], got[i], gotf[i], exp[i], expf[i],
-                                  code[i]) for i in bad]}
+        at = [o[i] for o in ops]
+        eb, ef = _mpfr_one(sp, mode, at)
+        code = 1 if int(got[i]) != eb else (2 if int(gotf[i]) != ef else 0)
+        n1 += code == 1
+        n2 += code == 2
+        if code and len(ex) < max_examples:
+            ex.append(_example(sp, idx[i], at, got[i], gotf[i], eb, ef, code))
+    return {"checked": int(idx.size), "mismatches": int(n1 + n2), "bits_mismatches": int(n1),
+            "flag_mismatches": int(n2), "examples": ex}
+
+
+def _space_kw(space):
+    return {k: v for k, v in (space or {}).items() if v is not None}
 
 
 def run_shard(shard_id, op, fmt, rounding="nearest_even", *, shards=None, sample=None,
-              seed=0, oracle="auto", check_nan=False, mpfr=0, max_examples=20,
-              progress=None) -> dict:
+              seed=0, oracle="auto", check_nan=True, mpfr=0, max_examples=20,
+              progress=None, space=None) -> dict:
     """Check one shard; returns its result dict (see the module doc).
-    ``progress(cases_done)`` is called after each block."""
-    kind, f = _check_op(op, fmt)
+    ``space``: sub-space arguments (a=, b=, c=, c_family=). ``progress(cases_done)``
+    is called after each block."""
+    sw = _space_kw(space)
+    sp = Space(op, fmt, **sw)
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
         raise ValueError("sweeps cover the deterministic rounding modes only")
-    dst = _dst(kind, op, f)
-    method = O.default_method(dst, mode) if oracle == "auto" else oracle
-    total = total_cases(op, f)
-    shards = default_shards(op, f) if shards is None else int(shards)
+    method = O.default_method(sp.dst, mode, _op_kind(sp), sp.src) if oracle == "auto" \
+        else oracle
+    mcode = O.method_code(method, sp.dst, mode, _op_kind(sp), sp.src)
+    total = sp.total
+    shards = default_shards(op, fmt, **sw) if shards is None else int(shards)
     lo, hi = shard_range(shard_id, shards, total)
     idx = None
     if sample is not None:
@@ -292,42 +501,75 @@ def run_shard(shard_id, op, fmt, rounding="nearest_even", *, shards=None, sample
     c0 = time.process_time()
     n = n1 = n2 = 0
     examples = []
-    E, M, _, kc = dst.params
-    for part, ops, outer in _blocks(kind, f, lo, hi, idx):
-        if outer:
-            rows, cols, start = ops
-            ops = (rows, cols)
-        got, gotf = _subject(kind, op, f, mode, ops, outer)
-        exp, expf = _oracle(kind, op, f, dst, mode, ops, outer, method)
-        code = np.empty(got.size, np.uint8)
-        k1, k2 = _compare(got, gotf, exp, expf, E, M, kc, check_nan, code)
+    oracle_op = "convert" if sp.kind in ("convert", "from_float32") else op
+    for part, ops, layout in sp.blocks(lo, hi, idx):
+        got, gotf = _subject(sp, mode, ops)
+        k1, k2, code = O.check_block(oracle_op, layout, sp.src, sp.dst, mode, mcode, got, gotf)
+        if not check_nan and code is not None:
+            k1, k2, code = _forgive_nans(sp, oracle_op, layout, mode, mcode, got, gotf, code)
         if (k1 or k2) and len(examples) < max_examples:
-            for i in np.flatnonzero(code)[:max_examples - len(examples)]:
-                case = part[i] if part is not None else start + i
-                examples.append(_example(kind, f, dst, case, got[i], gotf[i], exp[i],
-                                         expf[i], code[i]))
+            bad = np.flatnonzero(code)[:max_examples - len(examples)]
+            exp, expf = O.oracle_block(oracle_op, _sub_layout(layout, bad), sp.src, sp.dst,
+                                       mode, mcode)
+            flat = [np.broadcast_to(o, tuple(np.broadcast_shapes(*(x.shape for x in ops))))
+                    .ravel() for o in ops] if not isinstance(part, np.ndarray) else ops
+            for t, i in enumerate(bad):
+                case = part[i] if isinstance(part, np.ndarray) else part + i
+                examples.append(_example(sp, case, [o[i] for o in flat], got[i], gotf[i],
+                                         exp[t], expf[t], code[i]))
         n += got.size
         n1 += int(k1)
         n2 += int(k2)
         if progress is not None:
             progress(got.size)
-    res = {"shard": int(shard_id), "shards": shards, "lo": int(lo), "hi": int(hi),
-           "cases": n, "mismatches": n1 + n2, "bits_mismatches": n1, "flag_mismatches": n2,
-           "examples": examples, "seconds": round(time.perf_counter() - t0, 3),
+    res = {"format_version": SHARD_FORMAT, "shard": int(shard_id), "shards": shards,
+           "lo": int(lo), "hi": int(hi), "cases": n, "mismatches": n1 + n2,
+           "bits_mismatches": n1, "flag_mismatches": n2, "examples": examples,
+           "seconds": round(time.perf_counter() - t0, 3),
            "cpu_seconds": round(time.process_time() - c0, 3),
-           "config": _config(op, f, mode, shards, sample, seed, method, check_nan, mpfr)}
+           "config": _config(sp, mode, shards, sample, seed, method, check_nan, mpfr)}
     if mpfr:
         t1 = time.perf_counter()
-        res["mpfr"] = _mpfr_check(kind, op, f, dst, mode, lo, hi, int(mpfr), seed, shard_id,
-                                  check_nan, max_examples)
+        res["mpfr"] = _mpfr_check(sp, mode, lo, hi, int(mpfr), seed, shard_id, max_examples)
         res["mpfr"]["seconds"] = round(time.perf_counter() - t1, 3)
     return res
 
 
-def _config(op, f, mode, shards, sample, seed, method, check_nan, mpfr):
-    return {"op": op, "format": f.name, "mode": mode.label, "shards": int(shards),
-            "sample": None if sample is None else int(sample), "seed": int(seed),
-            "oracle": method, "check_nan": bool(check_nan), "mpfr": int(mpfr)}
+def _op_kind(sp):
+    return "fma" if sp.kind == "ternary" else ("convert" if sp.kind in ("convert", "from_float32")
+                                               else sp.op)
+
+
+def _sub_layout(layout, positions):
+    """A flat layout of the cases at ``positions`` of ``layout``."""
+    k = np.asarray(positions, np.int64)
+    arrs = [x[(k >> s) & m] for x, s, m in zip(layout.arrays, layout.shifts, layout.masks)]
+    return O.Layout(arrs, [0, 0, 0], [-1, -1, -1], k.size)
+
+
+def _forgive_nans(sp, oracle_op, layout, mode, mcode, got, gotf, code):
+    """Opt-out (check_nan=False): a NaN result agrees with a NaN expectation of
+    any pattern (then only the flags are compared)."""
+    bad = np.flatnonzero(code == 1)
+    exp, expf = O.oracle_block(oracle_op, _sub_layout(layout, bad), sp.src, sp.dst, mode, mcode)
+    nan = sp.dst.is_nan_bits(got[bad].astype(np.int64)) & sp.dst.is_nan_bits(exp)
+    code[bad[nan]] = np.where(gotf[bad[nan]] != expf[nan], 2, 0)
+    k1, k2 = _recount(code)
+    return k1, k2, code
+
+
+def _recount(code):
+    return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2))
+
+
+def _config(sp: Space, mode, shards, sample, seed, method, check_nan, mpfr):
+    cfg = {"op": sp.op, "format": sp.f.name, "mode": mode.label, "shards": int(shards),
+           "sample": None if sample is None else int(sample), "seed": int(seed),
+           "oracle": method, "check_nan": bool(check_nan), "mpfr": int(mpfr)}
+    d = sp.describe()
+    if d:
+        cfg["space"] = d
+    return cfg
 
 
 def merge_shards(results, *, max_examples=20) -> dict:
@@ -348,6 +590,8 @@ def merge_shards(results, *, max_examples=20) -> dict:
            "seconds": round(sum(r["seconds"] for r in results), 3),
            "cpu_seconds": round(sum(r.get("cpu_seconds", 0.0) for r in results), 3),
            "shards": cfg["shards"], "shards_done": len(results), "config": cfg}
+    if "space" in cfg:
+        rep["space"] = cfg["space"]
     if any("mpfr" in r for r in results):
         m = [r["mpfr"] for r in results if "mpfr" in r]
         rep["mpfr"] = {"checked": sum(x["checked"] for x in m),
@@ -357,6 +601,60 @@ def merge_shards(results, *, max_examples=20) -> dict:
                        "examples": [e for x in m for e in x["examples"]][:max_examples],
                        "seconds": round(sum(x["seconds"] for x in m), 3)}
     return rep
+
+
+# ---------------------------------------------------------------------------
+# shard files: named, parametrised, checksummed
+class ShardFileError(ValueError):
+    """A shard file that does not verify (the message says why)."""
+
+
+def _checksum(obj) -> str:
+    body = {k: v for k, v in obj.items() if k != "checksum"}
+    blob = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def _seal(res: dict) -> dict:
+    res = dict(res)
+    res["checksum"] = _checksum(res)
+    return res
+
+
+def verify_shard_file(path, shard_id, cfg, lo, hi, expected_cases) -> dict:
+    """Read and verify one shard file: JSON object, format version, checksum of
+    its content, its id and range, its parameters (``cfg``), and consistent
+    counts. Returns the result; raises ShardFileError saying what failed
+    (``.other_settings`` is True when only the parameters differ)."""
+    try:
+        with open(path) as fh:
+            r = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ShardFileError(f"{path}: unreadable or not JSON ({exc})") from None
+    if not isinstance(r, dict):
+        raise ShardFileError(f"{path}: expected a JSON object, got {type(r).__name__}")
+    if r.get("format_version") != SHARD_FORMAT or "checksum" not in r:
+        raise ShardFileError(f"{path}: not a version-{SHARD_FORMAT} shard file with a checksum")
+    if r["checksum"] != _checksum(r):
+        raise ShardFileError(f"{path}: checksum does not match its content")
+    if r.get("shard") != shard_id:
+        raise ShardFileError(f"{path}: holds shard {r.get('shard')!r}, expected {shard_id}")
+    if r.get("config") != cfg:
+        err = ShardFileError(f"{path} was written with other settings ({r.get('config')}); "
+                             f"use another --out or drop --resume")
+        err.other_settings = True
+        raise err
+    try:
+        ok = (r["lo"] == lo and r["hi"] == hi and r["cases"] == expected_cases
+              and all(isinstance(r[k], int) and r[k] >= 0
+                      for k in ("mismatches", "bits_mismatches", "flag_mismatches"))
+              and r["mismatches"] == r["bits_mismatches"] + r["flag_mismatches"]
+              and r["mismatches"] <= r["cases"] and isinstance(r["examples"], list))
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise ShardFileError(f"{path}: inconsistent range or counts")
+    return r
 
 
 # ---------------------------------------------------------------------------
@@ -395,8 +693,13 @@ class _Progress:
                 sys.stderr.write("\n")
 
 
-def _name(op, f, mode):
-    return f"{op.replace(':', '-')}_{f.name}_{mode.label}"
+def _name(sp: Space, mode):
+    base = f"{sp.op.replace(':', '-')}_{sp.f.name}_{mode.label}"
+    d = sp.describe()
+    if d:
+        tag = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
+        base += "_" + ("cancel" if d.get("c_family") else "sub") + "-" + tag
+    return base
 
 
 def _shard_path(out, name, k):
@@ -411,29 +714,124 @@ def _write_json(path, obj):
     os.replace(tmp, path)
 
 
-def _worker_init(threads):
-    import numba
-    numba.set_num_threads(max(1, threads))
+def check_writable(out) -> None:
+    """Raise OSError (with the path) unless ``out`` is, or can be made, a writable
+    directory; called before any work."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, f".write-test-{os.getpid()}")
+        with open(probe, "w") as fh:
+            fh.write("ok")
+        os.remove(probe)
+    except OSError as exc:
+        raise OSError(f"cannot write to --out {out!r}: {exc.strerror or exc}") from None
+
+
+def _die_with_parent(parent_pid):
+    """In a worker: exit when the parent dies (Linux prctl PR_SET_PDEATHSIG, and a
+    watchdog thread that polls the parent pid where prctl is unavailable or the
+    parent died before it was set)."""
+    import signal
+    import threading
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):       # pragma: no cover (not Linux)
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(3)
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(3)
+    threading.Thread(target=watch, daemon=True, name="softfloat-parent-watch").start()
+
+
+def _worker_init(threads, parent_pid):
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
+    _die_with_parent(parent_pid)
+    os.environ["SOFTFLOAT_NUM_THREADS"] = str(max(1, threads))
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, threads))
+
+
+def _stop_pool(ex):
+    """Stop a process pool now (Ctrl-C, an error): cancel what has not started,
+    terminate the workers, and keep the pool's manager thread from printing
+    tracebacks about the futures it can no longer complete."""
+    import threading
+    old = threading.excepthook
+    threading.excepthook = lambda args: None
+    try:
+        procs = list((getattr(ex, "_processes", None) or {}).values())
+        t = getattr(ex, "_executor_manager_thread", None)   # shutdown() forgets both
+        ex.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.terminate()
+        if t is not None:
+            t.join(10)
+    finally:
+        threading.excepthook = old
 
 
 def _worker(args):
     k, op, fname, mode, kw, path = args
-    r = run_shard(k, op, fname, mode, **kw)
+    r = _seal(run_shard(k, op, fname, mode, **kw))
     if path:
         _write_json(path, r)
     return r
 
 
+def dask_shard(k, op, fname, mode, kw, path):
+    """One shard on a Dask worker: run it, write its verified file to ``path`` (a
+    directory the workers share), return the result."""
+    return _worker((k, op, fname, mode, kw, path))
+
+
+def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results):
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise RuntimeError("--backend dask needs the optional extra: pip install "
+                           "'softfloat-lab[dask]' (dask and distributed)") from None
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40,
+                               env={"SOFTFLOAT_NUM_THREADS": str(threads)})
+        client = Client(cluster)
+    try:
+        futs = [client.submit(dask_shard, k, op, fname, mode_label, kw, path, pure=False,
+                              key=f"softfloat-shard-{fname}-{op}-{mode_label}-{k}-{time.time_ns()}")
+                for k, path in todo]
+        for fu in as_completed(futs):
+            r = fu.result()
+            bar.add(r["cases"])
+            results.append(r)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None,
-              resume=False, sample=None, seed=0, oracle="auto", check_nan=False, mpfr=0,
-              max_examples=20, progress=False, shard_ids=None) -> dict:
+              resume=False, sample=None, seed=0, oracle="auto", check_nan=True, mpfr=0,
+              max_examples=20, progress=False, shard_ids=None, a=None, b=None, c=None,
+              c_family=None, backend="process", scheduler=None) -> dict:
     """Run a sweep and return the merged report (see the module doc).
 
     Parameters
     ----------
     op : str
-        ``add``, ``sub``, ``mul``, ``div``, ``sqrt``, ``convert:<dst>`` or
-        ``from_float32``.
+        ``add``, ``sub``, ``mul``, ``div``, ``fma``, ``sqrt``, ``convert:<dst>``
+        or ``from_float32``.
     fmt : Format or str
         The operands' format (the target format for ``from_float32``).
     rounding : str
@@ -441,19 +839,21 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     shards : int, optional
         Number of shards (default `default_shards`).
     jobs : int
-        Worker processes; 1 runs in this process with numba's threads.
+        Worker processes (Dask: local workers); 1 runs in this process on threads.
     out : str, optional
-        Directory for per-shard files and the report; None keeps everything in memory.
+        Directory for per-shard files and the report; None keeps everything in
+        memory. Checked writable before any work.
     resume : bool
-        Skip shards whose result file exists in ``out`` with the same settings.
+        Reuse the shard files in ``out`` that verify; recompute the others.
     sample : int, optional
         Check about ``sample`` random cases (split over the shards) instead of all.
     seed : int
         Seed of the sample (and of the MPFR cases).
     oracle : {"auto", "host", "ro53"}
-        See `softfloat.oracles`; auto takes host for nearest_even where it applies.
+        See `softfloat.sweep_oracles`; auto takes host for nearest_even where it applies.
     check_nan : bool
-        Compare NaN result patterns too (default: both NaN is agreement).
+        Compare NaN results bit for bit with the pattern the NaN policy promises
+        (default); False accepts any NaN for a NaN.
     mpfr : int
         Per shard, also check this many cases against MPFR (gmpy2).
     max_examples : int
@@ -462,52 +862,78 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         Progress bar on stderr.
     shard_ids : iterable of int, optional
         Run only these shards (the report then says ``exhaustive: false``).
+    a, b, c : operand sets, optional
+        A sub-space (see `parse_values`): ``c=0x3c00`` fixes c, ``a="0x3c00-0x3cff"``...
+    c_family : {"cancel"}, optional
+        fma only: the structured addends of the module doc.
+    backend : {"process", "dask"}
+        ``dask`` runs the shards on a Dask distributed cluster: a local one of
+        ``jobs`` workers, or the one at ``scheduler``; shard files then need an
+        ``out`` that every worker can write.
     """
-    kind, f = _check_op(op, fmt)
+    sw = _space_kw(dict(a=a, b=b, c=c, c_family=c_family))
+    sp = Space(op, fmt, **sw)
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
         raise ValueError("sweeps cover the deterministic rounding modes only")
     if oracle not in ("auto", "host", "ro53"):
         raise ValueError(f"oracle must be 'auto', 'host' or 'ro53', got {oracle!r}")
-    if not isinstance(jobs, (int, np.integer)) or jobs < 1:
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    dst = _dst(kind, op, f)
-    method = O.default_method(dst, mode) if oracle == "auto" else oracle
-    if method == "host" and not O.host_supported(dst, mode):
-        raise ValueError(f"the host oracle covers nearest_even into fp16, bf16, fp32 and "
-                         f"fp8 formats, not {mode.label} into {dst.name}")
-    total = total_cases(op, f)
-    if sample is None and total > (1 << 32):
-        raise ValueError(f"{op} on {f.name} has {total} cases; use sample=")
-    shards = default_shards(op, f) if shards is None else int(shards)
+    if sample is not None and (isinstance(sample, bool) or not isinstance(
+            sample, (int, np.integer)) or sample < 1):
+        raise ValueError(f"sample must be a positive integer, got {sample!r}")
+    if backend not in ("process", "dask"):
+        raise ValueError(f"backend must be 'process' or 'dask', got {backend!r}")
+    method = O.default_method(sp.dst, mode, _op_kind(sp), sp.src) if oracle == "auto" \
+        else oracle
+    O.method_code(method, sp.dst, mode, _op_kind(sp), sp.src)
+    total = sp.total
+    if sample is None and total > (1 << 48):
+        raise ValueError(f"{op} on {sp.f.name} has {total} cases; use sample=")
+    shards = default_shards(op, fmt, **sw) if shards is None else shards
+    if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
+        raise ValueError(f"shards must be a positive integer, got {shards!r}")
+    shards = int(shards)
     ids = list(range(shards)) if shard_ids is None else [int(k) for k in shard_ids]
+    if not ids:
+        raise ValueError("no shards to run (empty shard_ids)")
     for k in ids:
         shard_range(k, shards, total)
-    name = _name(op, f, mode)
-    cfg = _config(op, f, mode, shards, sample, seed, method, check_nan, mpfr)
+    if out:
+        check_writable(out)
+    name = _name(sp, mode)
+    cfg = _config(sp, mode, shards, sample, seed, method, check_nan, mpfr)
     kw = dict(shards=shards, sample=sample, seed=seed, oracle=method, check_nan=check_nan,
-              mpfr=mpfr, max_examples=max_examples)
-    results, todo = [], []
+              mpfr=mpfr, max_examples=max_examples, space=sw or None)
+    per = -(-int(sample) // shards) if sample is not None else None
+
+    def size(k):
+        lo, hi = shard_range(k, shards, total)
+        return min(per, hi - lo) if per is not None else hi - lo
+    results, todo, notes = [], [], []
     for k in ids:
         path = _shard_path(out, name, k) if out else None
         if resume and path and os.path.exists(path):
-            with open(path) as fh:
-                r = json.load(fh)
-            if r.get("config") != cfg:
-                raise ValueError(f"{path} was written with other settings ({r.get('config')}); "
-                                 f"use another --out or drop --resume")
-            results.append(r)
-        else:
-            todo.append((k, path))
-    per = -(-int(sample) // shards) if sample is not None else None
-    size = lambda k: (per if per is not None else  # noqa: E731
-                      np.subtract(*shard_range(k, shards, total)[::-1]))
-    bar = _Progress(f"{op} {f.name} {mode.label}", int(sum(min(size(k), total) for k, _ in todo)),
+            lo, hi = shard_range(k, shards, total)
+            try:
+                results.append(verify_shard_file(path, k, cfg, lo, hi, size(k)))
+                continue
+            except ShardFileError as exc:
+                if getattr(exc, "other_settings", False):
+                    raise
+                notes.append(f"{exc}: recomputed")
+                print(f"warning: {exc}; recomputing shard {k}", file=sys.stderr)
+        todo.append((k, path))
+    bar = _Progress(f"{op} {sp.f.name} {mode.label}", int(sum(size(k) for k, _ in todo)),
                     progress)
     t0 = time.perf_counter()
-    if jobs == 1 or len(todo) <= 1:
+    fname = sp.f if sp.f.name not in _builtin_names() else sp.f.name
+    if backend == "dask":
+        _run_dask(todo, op, fname, mode.label, kw, scheduler, jobs, bar, results)
+    elif jobs == 1 or len(todo) <= 1:
         for k, path in todo:
-            r = run_shard(k, op, f, mode, progress=bar.add, **kw)
+            r = _seal(run_shard(k, op, sp.f, mode, progress=bar.add, **kw))
             if path:
                 _write_json(path, r)
             results.append(r)
@@ -515,20 +941,27 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         import concurrent.futures as cf
         import multiprocessing as mp
         threads = max(1, (os.cpu_count() or 1) // jobs)
-        fname = f if f.name not in _builtin_names() else f.name
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
-                                    initializer=_worker_init, initargs=(threads,)) as ex:
+        ex = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
+                                    initializer=_worker_init, initargs=(threads, os.getpid()))
+        try:
             futs = [ex.submit(_worker, (k, op, fname, mode.label, kw, path))
                     for k, path in todo]
             for fu in cf.as_completed(futs):
                 r = fu.result()
                 bar.add(r["cases"])
                 results.append(r)
+        except BaseException:
+            _stop_pool(ex)
+            raise
+        ex.shutdown(wait=True)
     bar.close()
     rep = merge_shards(results, max_examples=max_examples)
-    rep["exhaustive"] = sample is None and len(results) == shards
+    rep["exhaustive"] = sample is None and len(results) == shards and not sw
     rep["wall_seconds"] = round(time.perf_counter() - t0, 3)
     rep["jobs"] = int(jobs)
+    rep["backend"] = backend
+    if notes:
+        rep["notes"] = notes
     rep["machine"] = f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_version()}"
     rep["date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     if out:
@@ -542,59 +975,175 @@ def _builtin_names():
 
 
 # ---------------------------------------------------------------------------
-# the results table
+# the whole table
+TABLE_FORMATS16 = ("fp16", "bf16")
+TABLE_FORMATS8 = ("fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz")
+
+
+def table_runs(fma=False) -> list:
+    """The runs of the results table, as (op, format, mode) in table order:
+    fp16/bf16 and the fp8 formats x add, sub, mul, div; sqrt of each; every
+    conversion between them; float32 -> fp16 and -> bf16; all in the six
+    deterministic modes. ``fma=True`` adds fp8 fma (every triple)."""
+    fmts = TABLE_FORMATS16 + TABLE_FORMATS8
+    runs = []
+    for f in fmts:
+        for op in O.BINARY_OPS + O.UNARY_OPS:
+            runs += [(op, f, m) for m in DETERMINISTIC_MODES]
+    for s in fmts:
+        for d in fmts:
+            if s != d:
+                runs += [(f"convert:{d}", s, m) for m in DETERMINISTIC_MODES]
+    for f in TABLE_FORMATS16:
+        runs += [("from_float32", f, m) for m in DETERMINISTIC_MODES]
+    if fma:
+        for f in ("fp8_e4m3", "fp8_e5m2"):
+            runs += [("fma", f, m) for m in DETERMINISTIC_MODES]
+    return runs
+
+
+def run_table(out, *, sample=None, jobs=1, resume=False, only=None, fma=False, mpfr=0,
+              max_cases=None, progress=False, log=print) -> int:
+    """Run every sweep of `table_runs` (``sample``: a random sample of each
+    instead) into ``out``, then write ``out/RESULTS.md`` (from every report in
+    ``out``, those of earlier runs included). ``only``: a substring filter on
+    'op format mode'; ``max_cases``: skip runs of larger spaces. Returns the
+    number of runs with mismatches."""
+    check_writable(out)
+    bad = 0
+    runs = [r for r in table_runs(fma) if (only is None or only in " ".join(r))
+            and (max_cases is None or total_cases(r[0], r[1]) <= max_cases)]
+    if not runs:
+        raise ValueError(f"no table run matches {only!r}")
+    for i, (op, f, m) in enumerate(runs):
+        space = total_cases(op, f)
+        s = sample if sample is not None and sample < space else None
+        rep = run_sweep(op, f, m, out=out, jobs=jobs, resume=resume, sample=s, mpfr=mpfr,
+                        progress=progress)
+        bad += bool(rep["mismatches"] or rep.get("mpfr", {}).get("mismatches"))
+        log(f"[{i + 1}/{len(runs)}] {_line(rep)}")
+    write_results(out)
+    return bad
+
+
+def write_results(directory, command=None):
+    table = summarize(directory)
+    path = os.path.join(directory, "RESULTS.md")
+    cmd = command or f"python -m softfloat sweep table --out {directory}"
+    with open(path, "w") as fh:
+        fh.write("# Sweep results\n\nRegenerated by `" + cmd + "` (the whole table; "
+                 "add `--resume` to keep finished runs) or summarized from the JSON reports "
+                 "in this directory by `python -m softfloat sweep --summarize "
+                 f"{directory}` (one report per op x format x mode; the per-shard files are "
+                 "not kept in git). Each run compares the library with an independent "
+                 "oracle (`softfloat.sweep_oracles`: *host* = float64 + the FPU's "
+                 "round-to-nearest-even, *ro53* = float64 + exact error, round to odd, "
+                 "integer rounding) on result bits, flags and the NaN bit pattern the NaN "
+                 "policy promises. *cases* below the space's size are random samples "
+                 "(*exhaustive* says which). *wall s* is elapsed time, *CPU s* the process "
+                 "CPU time over all threads.\n\n" + table)
+    return table
+
+
 def summarize(directory) -> str:
     """A markdown table of every report ``*.json`` in ``directory``."""
     rows = []
     for fn in sorted(os.listdir(directory)):
         if not fn.endswith(".json"):
             continue
-        with open(os.path.join(directory, fn)) as fh:
-            r = json.load(fh)
-        if "op" not in r or "cases" not in r:
+        try:
+            with open(os.path.join(directory, fn)) as fh:
+                r = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(r, dict) or "op" not in r or "cases" not in r:
             continue
         rows.append(r)
     order = {m: i for i, m in enumerate(DETERMINISTIC_MODES)}
-    rows.sort(key=lambda r: (r["format"], r["op"], order.get(r["mode"], 9)))
-    lines = ["| op | format | mode | oracle | cases | exhaustive | mismatches (bits / flags only) "
-             "| MPFR cases (mismatches) | wall s | CPU s |",
-             "|---|---|---|---|---:|---|---|---|---:|---:|"]
+    rows.sort(key=lambda r: (r["format"], r["op"], json.dumps(r.get("space", {})),
+                             order.get(r["mode"], 9)))
+    lines = ["| op | format | mode | oracle | cases | exhaustive | NaN bits | mismatches "
+             "(bits / flags only) | MPFR cases (mismatches) | wall s | CPU s | date |",
+             "|---|---|---|---|---:|---|---|---|---|---:|---:|---|"]
     for r in rows:
         m = r.get("mpfr")
         mp_ = f"{m['checked']:,} ({m['mismatches']})" if m else "-"
-        lines.append(f"| {r['op']} | {r['format']} | {r['mode']} | {r['oracle']} | "
-                     f"{r['cases']:,} | {'yes' if r.get('exhaustive') else 'sampled'} | "
+        op = r["op"] + (f" [{_compact_space(r['space'])}]" if r.get("space") else "")
+        nanb = "checked" if r.get("config", {}).get("check_nan") else "any NaN"
+        lines.append(f"| {op} | {r['format']} | {r['mode']} | {r['oracle']} | "
+                     f"{r['cases']:,} | {'yes' if r.get('exhaustive') else 'no'} | {nanb} | "
                      f"{r['mismatches']} ({r['bits_mismatches']} / {r['flag_mismatches']}) | "
                      f"{mp_} | {r.get('wall_seconds', r['seconds'])} | "
-                     f"{r.get('cpu_seconds', '-')} |")
+                     f"{r.get('cpu_seconds', '-')} | {r.get('date', '-')[:10]} |")
     return "\n".join(lines) + "\n"
+
+
+def _compact_space(d):
+    return ", ".join(f"{k}={v}" for k, v in d.items())
 
 
 # ---------------------------------------------------------------------------
 # command line
+def _positive(name):
+    def conv(s):
+        try:
+            v = int(s, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {s!r}")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {s!r}")
+        return v
+    return conv
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):            # argparse exits 2 already; keep it, say why
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
+
+
 def _parser():
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m softfloat sweep",
-        description="Check an operation over every operand pattern (or a random sharded "
-                    "subset) against an independent oracle, bits and flags.")
+        description="Check an operation over every operand pattern (or a sub-space, or a "
+                    "random sharded subset) against an independent oracle: bits, flags and "
+                    "NaN patterns. 'python -m softfloat sweep table --out DIR' runs the whole "
+                    "results table. Exit status: 0 no mismatch, 1 mismatches, 2 could not run.")
     p.add_argument("format", nargs="?", help="operand format (fp16, bf16, fp8_e4m3, ...); "
                    "the target format for from_float32")
-    p.add_argument("op", nargs="?", help="add, sub, mul, div, sqrt, convert:<dst>, from_float32")
+    p.add_argument("op", nargs="?",
+                   help="add, sub, mul, div, fma, sqrt, convert:<dst>, from_float32")
     p.add_argument("--rounding", default="nearest_even",
                    help="a mode, a comma-separated list, or 'all' (the six deterministic modes)")
-    p.add_argument("--shards", type=int, default=None, help="number of shards (default: "
-                   "2**24 cases each, at most 256)")
+    p.add_argument("--shards", type=_positive("--shards"), default=None,
+                   help="number of shards (default: about 2**24 cases each)")
     p.add_argument("--shard-ids", default=None, help="run only these shards (e.g. 0,5,7 or 0-15)")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: this "
-                   "process, numba threads)")
+    p.add_argument("--jobs", type=_positive("--jobs"), default=1,
+                   help="worker processes (default 1: this process, on threads)")
     p.add_argument("--out", default="sweeps", help="directory for shard files and reports")
-    p.add_argument("--resume", action="store_true", help="skip shards already done in --out")
-    p.add_argument("--sample", type=int, default=None, help="check K random cases instead of all")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the shard files in --out that verify; recompute the others")
+    p.add_argument("--sample", type=_positive("--sample"), default=None,
+                   help="check K random cases instead of all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mpfr", type=int, default=0, metavar="K",
                    help="also check K cases per shard against MPFR (gmpy2)")
     p.add_argument("--oracle", default="auto", choices=("auto", "host", "ro53"))
-    p.add_argument("--check-nan", action="store_true", help="compare NaN patterns too")
+    p.add_argument("--any-nan", action="store_true",
+                   help="accept any NaN for a NaN (default: the promised NaN bit pattern)")
+    p.add_argument("--check-nan", action="store_true", help=argparse.SUPPRESS)
+    for n in "abc":
+        p.add_argument(f"--{n}", default=None, metavar="SET",
+                       help=f"operand {n} only from SET: values and ranges, e.g. "
+                            f"0x3c00-0x3cff,0x8000" if n == "a" else argparse.SUPPRESS)
+    p.add_argument("--c-family", default=None, choices=("cancel",),
+                   help="fma: for every (a, b), 16 addends where the sum cancels "
+                        "(-RN(a*b) +- 5 ulps, RN(a*b), +-0, +-max)")
+    p.add_argument("--backend", default="process", choices=("process", "dask"),
+                   help="where shards run: local processes, or a Dask cluster")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="with --backend dask: an existing scheduler (default: a local cluster "
+                        "of --jobs workers)")
     p.add_argument("--examples", type=int, default=20, help="mismatches kept in the report")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--summarize", metavar="DIR", default=None,
@@ -602,63 +1151,131 @@ def _parser():
     return p
 
 
+def _table_parser():
+    p = _Parser(prog="python -m softfloat sweep table",
+                description="Run the whole results table (see softfloat.sweep.table_runs) "
+                            "into --out and write --out/RESULTS.md.")
+    p.add_argument("--out", default="sweeps")
+    p.add_argument("--sample", type=_positive("--sample"), default=None,
+                   help="a random sample of K cases per run instead of every case")
+    p.add_argument("--jobs", type=_positive("--jobs"), default=1)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--only", default=None, help="only runs whose 'op format mode' contains this")
+    p.add_argument("--fma", action="store_true", help="add fp8 fma (every triple)")
+    p.add_argument("--max-cases", type=_positive("--max-cases"), default=None,
+                   help="skip runs whose space has more cases (e.g. 16777216: every run "
+                        "but the 2^32 ones); RESULTS.md still lists the earlier reports")
+    p.add_argument("--mpfr", type=int, default=0, metavar="K")
+    p.add_argument("--list", action="store_true", help="list the runs and exit")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
 def _parse_ids(s):
     if s is None:
         return None
     ids = []
-    for part in s.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            ids.extend(range(int(a), int(b) + 1))
-        elif part:
-            ids.append(int(part))
+    try:
+        for part in s.split(","):
+            if "-" in part:
+                a, b = part.split("-")
+                ids.extend(range(int(a), int(b) + 1))
+            elif part.strip():
+                ids.append(int(part))
+    except ValueError:
+        raise ValueError(f"bad --shard-ids {s!r}: expected e.g. 0,5,7 or 0-15") from None
+    if not ids:
+        raise ValueError(f"--shard-ids {s!r} names no shard")
     return ids
 
 
+def _line(rep):
+    mp_ = ""
+    if "mpfr" in rep:
+        m = rep["mpfr"]
+        mp_ = f", MPFR {m['checked']:,} cases: {m['mismatches']} mismatches"
+    sp = f" [{_compact_space(rep['space'])}]" if rep.get("space") else ""
+    return (f"{rep['op']}{sp} {rep['format']} {rep['mode']} [{rep['oracle']}]: "
+            f"{rep['cases']:,} cases, {rep['mismatches']} mismatches "
+            f"({rep['bits_mismatches']} bits, {rep['flag_mismatches']} flags only){mp_}, "
+            f"{rep['wall_seconds']} s")
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "table":
+            return _main_table(argv[1:])
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished shards are in --out (rerun with --resume)",
+              file=sys.stderr)
+        return 130
+    except SystemExit as exc:            # argparse: 0 for --help, 2 for usage errors
+        return int(exc.code or 0)
+
+
+def _main_table(argv):
+    args = _table_parser().parse_args(argv)
+    if args.list:
+        for r in table_runs(args.fma):
+            if (args.only is None or args.only in " ".join(r)) and (
+                    args.max_cases is None or total_cases(r[0], r[1]) <= args.max_cases):
+                print(" ".join(r), total_cases(r[0], r[1]))
+        return 0
+    try:
+        bad = run_table(args.out, sample=args.sample, jobs=args.jobs, resume=args.resume,
+                        only=args.only, fma=args.fma, mpfr=args.mpfr,
+                        max_cases=args.max_cases, progress=not args.quiet)
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {os.path.join(args.out, 'RESULTS.md')}; runs with mismatches: {bad}")
+    return 1 if bad else 0
+
+
+def _main(argv):
     args = _parser().parse_args(argv)
     if args.summarize:
-        table = summarize(args.summarize)
-        path = os.path.join(args.summarize, "RESULTS.md")
-        with open(path, "w") as fh:
-            fh.write("# Sweep results\n\nProduced by `python -m softfloat sweep --summarize "
-                     f"{args.summarize}` from the JSON reports in this directory (one per "
-                     "op x format x mode; the per-shard files are not kept in git). "
-                     "Mismatches count result bits and flags; NaN results compare as "
-                     "both-NaN. *wall s* is elapsed time, *CPU s* the process CPU time "
-                     "over all threads (CPU s / cores is about the wall time on an idle "
-                     "machine).\n\n" + table)
+        try:
+            table = write_results(args.summarize)
+        except OSError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(table, end="")
         return 0
     if not args.format or not args.op:
         _parser().print_usage(sys.stderr)
-        print("error: give a format and an op (or --summarize DIR)", file=sys.stderr)
+        print("error: give a format and an op (or --summarize DIR, or 'table')",
+              file=sys.stderr)
         return 2
-    modes = (list(DETERMINISTIC_MODES) if args.rounding.strip() == "all"
-             else [m.strip() for m in args.rounding.split(",") if m.strip()])
     try:
+        if args.rounding.strip() == "all":
+            modes = list(DETERMINISTIC_MODES)
+        else:
+            modes = [m.strip() for m in args.rounding.split(",") if m.strip()]
+        if not modes:
+            raise ValueError(f"--rounding {args.rounding!r} names no rounding mode")
         modes = [get_rounding(m) for m in modes]
+        ids = _parse_ids(args.shard_ids)
+        if args.out:
+            check_writable(args.out)
         worst = 0
         for mode in modes:
             rep = run_sweep(args.op, args.format, mode, shards=args.shards, jobs=args.jobs,
                             out=args.out, resume=args.resume, sample=args.sample,
-                            seed=args.seed, oracle=args.oracle, check_nan=args.check_nan,
+                            seed=args.seed, oracle=args.oracle, check_nan=not args.any_nan,
                             mpfr=args.mpfr, max_examples=args.examples,
-                            progress=not args.quiet, shard_ids=_parse_ids(args.shard_ids))
-            mp_ = ""
-            if "mpfr" in rep:
-                m = rep["mpfr"]
-                mp_ = f", MPFR {m['checked']:,} cases: {m['mismatches']} mismatches"
-            print(f"{rep['op']} {rep['format']} {rep['mode']} [{rep['oracle']}]: "
-                  f"{rep['cases']:,} cases, {rep['mismatches']} mismatches "
-                  f"({rep['bits_mismatches']} bits, {rep['flag_mismatches']} flags only){mp_}, "
-                  f"{rep['wall_seconds']} s")
+                            progress=not args.quiet, shard_ids=ids, a=args.a, b=args.b,
+                            c=args.c, c_family=args.c_family, backend=args.backend,
+                            scheduler=args.scheduler)
+            print(_line(rep))
             for e in rep["first_mismatches"][:5]:
                 print(f"  {e}")
             if rep["mismatches"] or rep.get("mpfr", {}).get("mismatches"):
                 worst = 1
         return worst
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

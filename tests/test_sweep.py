@@ -1,216 +1,28 @@
-"""The sweep engine and its oracles.
-
-The oracles (softfloat.oracles) are checked against exact rational arithmetic
-(tests/exact_reference.py's round_exact, Fractions) and against each other and MPFR; the
-engine is checked on sampled slices, on injected faults (it must find them),
-on sharding, resuming and the command line. The exhaustive runs are marked slow.
+"""The sweep engine (softfloat.sweep): the operand space and its shards,
+sub-spaces and the fma family, sampled slices of real kernels, injected faults
+(it must find them, NaN patterns included), verified shard files and resume,
+exit statuses and I/O errors, worker processes (and their death with the
+parent), Ctrl-C, the results table command and the Dask backend. The
+exhaustive runs are marked slow. The oracles: tests/test_sweep_oracles.py.
 """
 import json
 import os
-from fractions import Fraction
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat import oracles as O
 from softfloat import sweep as S
-
-import exact_reference as ref          # tests/exact_reference.py: Fraction reference
+from softfloat import sweep_oracles as O
 
 MODES = list(sf.DETERMINISTIC_MODES)
-HAVE_ARITH = all(hasattr(sf, op) for op in ("add", "sub", "mul", "div", "sqrt"))
+HAVE_ARITH = all(hasattr(sf, op) for op in ("add", "sub", "mul", "div", "sqrt", "fma"))
 needs_arith = pytest.mark.skipif(not HAVE_ARITH, reason="arithmetic kernels not available")
-
-
-def _nan(bits, fmt):
-    return ref.is_nan_bits(int(bits), fmt)
-
-
-def _exact(op, x, y):
-    if op == "add":
-        return x + y
-    if op == "sub":
-        return x - y
-    if op == "mul":
-        return x * y
-    return x / y
-
-
-def _reference_binary(op, a, b, fmt, mode):
-    """Exact Fractions + round_exact, for finite nonzero results only (None else)."""
-    da, db = ref.decode(int(a), fmt), ref.decode(int(b), fmt)
-    if da.cls not in ("finite", "zero") or db.cls not in ("finite", "zero"):
-        return None
-    if op == "div" and db.cls == "zero":
-        return None
-    v = _exact(op, da.value, db.value)
-    if v == 0:
-        return None
-    return ref.round_exact(int(v < 0), abs(v), fmt, mode)
-
-
-# ---------------------------------------------------------------------------
-# oracles against exact rational arithmetic
-def _fp8_pairs(mode, n):
-    if mode == "all":
-        return [(i, j) for i in range(256) for j in range(256)]
-    rng = np.random.default_rng(1)
-    return list(zip(rng.integers(0, 256, n), rng.integers(0, 256, n)))
-
-
-@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
-@pytest.mark.parametrize("op", O.BINARY_OPS)
-def test_ro53_oracle_matches_fractions_fp8(fmt, op, pairs=None):
-    f = sf.get_format(fmt)
-    allb = np.arange(256, dtype=np.uint8)
-    for mode in MODES:
-        bits, flg = O.oracle_binary(op, allb, allb, f, mode, method="ro53", outer=True)
-        checked = 0
-        for i, j in (pairs or _fp8_pairs(mode, 1500)):
-            r = _reference_binary(op, i, j, f, mode)
-            if r is None:
-                continue
-            checked += 1
-            assert (int(bits[i, j]), int(flg[i, j])) == r, (op, mode, hex(i), hex(j))
-        assert checked > 1000
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
-@pytest.mark.parametrize("op", O.BINARY_OPS)
-def test_ro53_oracle_matches_fractions_fp8_all_pairs(fmt, op):
-    test_ro53_oracle_matches_fractions_fp8(fmt, op, pairs=_fp8_pairs("all", 0))
-
-
-@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
-@pytest.mark.parametrize("op", O.BINARY_OPS)
-def test_oracles_match_fractions_fp16_bf16_sample(fmt, op):
-    f = sf.get_format(fmt)
-    rng = np.random.default_rng(2)
-    n = 600
-    # random patterns plus operands close to each other (cancellation, ties)
-    a = rng.integers(0, 1 << 16, n).astype(np.uint16)
-    b = np.where(rng.random(n) < 0.3, a ^ rng.integers(0, 8, n).astype(np.uint16),
-                 rng.integers(0, 1 << 16, n)).astype(np.uint16)
-    for mode in MODES:
-        methods = ["ro53", "host"] if mode == "nearest_even" else ["ro53"]
-        for m in methods:
-            bits, flg = O.oracle_binary(op, a, b, f, mode, method=m)
-            for k in range(n):
-                r = _reference_binary(op, a[k], b[k], f, mode)
-                if r is not None:
-                    assert (int(bits[k]), int(flg[k])) == r, (op, mode, m, hex(a[k]), hex(b[k]))
-
-
-@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3"])
-def test_oracle_convert_matches_fractions(fmt):
-    """fp32 -> fmt on random float32 patterns and values near fmt's grid."""
-    f = sf.get_format(fmt)
-    rng = np.random.default_rng(3)
-    x = rng.integers(0, 1 << 32, 1000, dtype=np.uint64).astype(np.uint32)
-    grid = sf.from_bits(rng.integers(0, 1 << f.nbits, 1000).astype(f.dtype), f)
-    with np.errstate(invalid="ignore"):
-        near = (grid.astype(np.float32).view(np.uint32).astype(np.int64)
-                + rng.integers(-3, 4, grid.size)).astype(np.uint32)
-    x = np.concatenate([x, near])
-    for mode in MODES:
-        methods = ["ro53", "host"] if mode == "nearest_even" else ["ro53"]
-        for m in methods:
-            bits, flg = O.oracle_convert(x, "fp32", f, mode, method=m)
-            with np.errstate(invalid="ignore"):
-                v = x.view(np.float32).astype(np.float64)
-            for k in range(x.size):
-                if not np.isfinite(v[k]) or v[k] == 0:
-                    continue
-                r = ref.round_exact(int(v[k] < 0), abs(Fraction(float(v[k]))), f, mode)
-                assert (int(bits[k]), int(flg[k])) == r, (mode, m, hex(x[k]))
-
-
-def test_oracle_specials():
-    f = sf.get_format("fp16")
-    inf, ninf, qn, sn, one, z, nz = 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x3C00, 0x0000, 0x8000
-    u = lambda *v: np.array(v, np.uint16)  # noqa: E731
-    b, fl = O.oracle_binary("add", u(inf, one, sn, one, z, z), u(ninf, sn, one, 0xBC00, nz, nz), f)
-    assert _nan(b[0], f) and fl[0] == 16                      # inf - inf invalid
-    assert _nan(b[1], f) and fl[1] == 16 and b[1] == 0x7E01   # sNaN quieted, payload kept
-    assert b[3] == 0 and fl[3] == 0                           # 1 + -1 = +0
-    assert b[4] == 0                                          # +0 + -0 = +0
-    b, _ = O.oracle_binary("add", u(z, one), u(nz, 0xBC00), f, "downward")
-    assert list(b) == [0x8000, 0x8000]                        # -0 rounding downward
-    b, fl = O.oracle_binary("div", u(one, z, one), u(z, z, nz), f)
-    assert b[0] == inf and fl[0] == 8 and _nan(b[1], f) and fl[1] == 16 and b[2] == ninf
-    b, fl = O.oracle_binary("mul", u(inf, 0x7BFF), u(z, 0x7BFF), f)
-    assert _nan(b[0], f) and fl[0] == 16 and b[1] == inf and fl[1] == 5
-    b, fl = O.oracle_binary("mul", u(0x7BFF), u(0x7BFF), f, "toward_zero")
-    assert b[0] == 0x7BFF and fl[0] == 5
-    b, fl = O.oracle_unary("sqrt", u(nz, 0xBC00, inf, 0x4400, 0x4000), f)
-    assert b[0] == nz and _nan(b[1], f) and fl[1] == 16 and b[2] == inf
-    assert b[3] == 0x4000 and fl[3] == 0 and b[4] == 0x3DA8 and fl[4] == 1   # sqrt(4), sqrt(2)
-    # the seed notes' worked examples: 43008.111 -> 0x7940, 1.111 -> 0x3C72 / bf16 0x3F8E
-    x = np.array([43008.111, 1.111, 65519.99, 65520.0, 2.0 ** -25], np.float32)
-    bits, fl = O.oracle_convert(x.view(np.uint32), "fp32", "fp16")
-    assert list(bits[:3]) == [0x7940, 0x3C72, 0x7BFF] and bits[3] == inf and fl[3] == 5
-    assert bits[4] == 0 and fl[4] == 3
-    bits, _ = O.oracle_convert(x[1:2].view(np.uint32), "fp32", "bf16")
-    assert bits[0] == 0x3F8E
-
-
-@pytest.mark.parametrize("op", O.BINARY_OPS)
-def test_mpfr_agrees_with_ro53(op):
-    rng = np.random.default_rng(4)
-    for fmt in ("fp16", "bf16", "fp8_e5m2"):
-        f = sf.get_format(fmt)
-        a = rng.integers(0, 1 << f.nbits, 150).astype(f.dtype)
-        b = rng.integers(0, 1 << f.nbits, 150).astype(f.dtype)
-        for mode in MODES:
-            bits, flg = O.oracle_binary(op, a, b, f, mode, method="ro53")
-            for k in range(a.size):
-                mb, mf = O.mpfr_binary(op, int(a[k]), int(b[k]), f, mode)
-                assert mf == flg[k] and (mb == bits[k] or (_nan(mb, f) and _nan(bits[k], f))), \
-                    (fmt, op, mode, hex(a[k]), hex(b[k]))
-
-
-def test_mpfr_sqrt_and_host_sqrt_agree_with_ro53_all_fp16():
-    f = sf.get_format("fp16")
-    allb = np.arange(1 << 16, dtype=np.uint16)
-    h, hf = O.oracle_unary("sqrt", allb, f, method="host")
-    r, rf = O.oracle_unary("sqrt", allb, f, method="ro53")
-    both_nan = np.isnan(sf.from_bits(h, f)) & np.isnan(sf.from_bits(r, f))
-    assert np.array_equal(hf, rf)
-    assert np.array_equal(h[~both_nan], r[~both_nan]) and both_nan.sum() > 1000
-    rng = np.random.default_rng(5)
-    for mode in MODES:
-        r, rf = O.oracle_unary("sqrt", allb, f, mode, method="ro53")
-        for k in rng.integers(0, 1 << 16, 200):
-            mb, mf = O.mpfr_unary("sqrt", int(k), f, mode)
-            assert mf == rf[k] and (mb == r[k] or (_nan(mb, f) and _nan(r[k], f))), (mode, hex(k))
-
-
-def test_host_and_ro53_agree_fp16_bf16_rne_slice():
-    """The two float64 oracles on 2**17 pairs per op (different rounding code)."""
-    for fmt in ("fp16", "bf16"):
-        f = sf.get_format(fmt)
-        a = np.array([0x0001, 0x03FF, 0x3C00, 0x7BFF, 0x8400, 0x0080, 0x3F80, 0xC001],
-                     f.dtype)[:2]
-        b = np.arange(1 << 16, dtype=f.dtype)
-        for op in O.BINARY_OPS:
-            h, hf = O.oracle_binary(op, a, b, f, method="host", outer=True)
-            r, rf = O.oracle_binary(op, a, b, f, method="ro53", outer=True)
-            nan = np.isnan(sf.from_bits(h, f)) & np.isnan(sf.from_bits(r, f))
-            assert np.array_equal(hf, rf), (fmt, op)
-            assert np.array_equal(h[~nan], r[~nan]), (fmt, op)
-
-
-def test_oracle_argument_errors():
-    with pytest.raises(ValueError, match="binary op"):
-        O.oracle_binary("pow", np.uint16(1), np.uint16(1), "fp16")
-    with pytest.raises(TypeError, match="uint16"):
-        O.oracle_binary("add", np.float32(1), np.uint16(1), "fp16")
-    with pytest.raises(ValueError, match="deterministic"):
-        O.oracle_binary("add", np.uint16(1), np.uint16(1), "fp16", "stochastic")
-    with pytest.raises(ValueError, match="host oracle"):
-        O.oracle_binary("add", np.uint16(1), np.uint16(1), "fp16", "toward_zero", method="host")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ---------------------------------------------------------------------------
@@ -296,8 +108,8 @@ def test_sqrt_sweep_fp16():
 def _faulty(monkeypatch, flip_bits=None, flip_flags=None):
     real = S._subject
 
-    def subject(kind, op, f, mode, ops, outer):
-        r, fl = real(kind, op, f, mode, ops, outer)
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
         r, fl = r.copy(), fl.copy()
         if flip_bits is not None and flip_bits < r.size:
             r[flip_bits] ^= 1
@@ -320,19 +132,22 @@ def test_engine_reports_injected_mismatches(monkeypatch):
     assert S.main(["fp16", "convert:fp8_e4m3", "--out", "", "--quiet"]) == 1
 
 
-def test_nan_patterns_compare_as_nan_unless_checked(monkeypatch):
+def test_nan_patterns_are_compared_unless_any_nan(monkeypatch):
     real = S._subject
 
-    def subject(kind, op, f, mode, ops, outer):
-        r, fl = real(kind, op, f, mode, ops, outer)
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
         r = r.copy()
         r[0x7E00] = 0xFF           # a NaN of e4m3 with the other sign
         return r, fl
     monkeypatch.setattr(S, "_subject", subject)
     rep = S.run_sweep("convert:fp8_e4m3", "fp16", "nearest_even")
-    assert rep["mismatches"] == 0
-    rep = S.run_sweep("convert:fp8_e4m3", "fp16", "nearest_even", check_nan=True)
     assert rep["mismatches"] == 1 and rep["first_mismatches"][0]["operands"] == ["0x7e00"]
+    assert rep["first_mismatches"][0]["expected"] == "0x7f"
+    rep = S.run_sweep("convert:fp8_e4m3", "fp16", "nearest_even", check_nan=False)
+    assert rep["mismatches"] == 0
+    assert S.main(["fp16", "convert:fp8_e4m3", "--out", "", "--quiet"]) == 1
+    assert S.main(["fp16", "convert:fp8_e4m3", "--out", "", "--quiet", "--any-nan"]) == 0
 
 
 # ---------------------------------------------------------------------------
@@ -353,7 +168,7 @@ def test_resume_skips_finished_shards(tmp_path, monkeypatch):
     assert rep2["cases"] == rep["cases"] == 1 << 16 and rep2["exhaustive"]
     with pytest.raises(ValueError, match="other settings"):
         S.run_sweep("convert:bf16", "fp16", "upward", shards=4, out=out, resume=True,
-                    check_nan=True)
+                    check_nan=False)
 
 
 def test_command_line_and_summary(tmp_path, capsys):
@@ -367,7 +182,8 @@ def test_command_line_and_summary(tmp_path, capsys):
     assert rep["mismatches"] == 0 and rep["mpfr"]["checked"] == 30
     assert S.main(["--summarize", out]) == 0
     table = open(os.path.join(out, "RESULTS.md")).read()
-    assert "| convert:bf16 | fp16 | toward_zero | ro53 | 65,536 | yes | 0 (0 / 0) |" in table
+    assert "| convert:bf16 | fp16 | toward_zero | ro53 | 65,536 | yes | checked | 0 (0 / 0) |" \
+        in table
     assert S.main(["fp16", "convert:bf16", "--rounding", "stochastic", "--out", out]) == 2
     assert S.main(["fp16", "pow", "--out", out]) == 2
     import softfloat.__main__ as M
@@ -378,6 +194,309 @@ def test_worker_processes(tmp_path):
     rep = S.run_sweep("convert:fp8_e5m2", "bf16", "downward", shards=4, jobs=2,
                       out=str(tmp_path))
     assert rep["cases"] == 1 << 16 and rep["mismatches"] == 0 and rep["shards_done"] == 4
+
+
+# ---------------------------------------------------------------------------
+# sub-spaces, fma, the cancel family
+def test_space_boxes_match_the_case_numbering():
+    """A block's outer-product operands (the fast layout) are exactly the
+    operands of its case indices, for full spaces, sub-spaces and the family."""
+    for op, fmt, kw in [("add", "fp16", {}), ("fma", "fp16", {}), ("fma", "bf16", {"c": 0x3F80}),
+                        ("fma", "fp16", {"a": "0x3c00-0x3c0f", "b": "0x0-0x3"}),
+                        ("fma", "fp16", {"c_family": "cancel"}), ("from_float32", "bf16", {}),
+                        ("convert:bf16", "fp16", {})]:
+        sp = S.Space(op, fmt, **kw)
+        for s in (0, 1 << 20, sp.total - (1 << 20)) if sp.total > 1 << 20 else (0,):
+            e = min(s + (1 << 20), sp.total)
+            n = 0
+            for start, ops, layout in sp.blocks(s, e):
+                idx = (start if isinstance(start, np.ndarray)
+                       else np.arange(start, start + layout.n, dtype=np.int64))
+                want = sp.operands(idx)
+                shape = np.broadcast_shapes(*(o.shape for o in ops))
+                for w, o, arr, sh, m in zip(want, ops, layout.arrays, layout.shifts,
+                                            layout.masks):
+                    assert np.array_equal(np.broadcast_to(o, shape).ravel(), w), (op, kw)
+                    k = np.arange(layout.n, dtype=np.int64)
+                    assert np.array_equal(arr[(k >> sh) & m], w.astype(np.int64)), (op, kw)
+                n += layout.n
+            assert n == e - s
+
+
+def test_operand_sets_and_family():
+    assert list(S.parse_values("0x3c00-0x3c02,0x8000,5", "fp16")) == [5, 0x3C00, 0x3C01,
+                                                                      0x3C02, 0x8000]
+    for bad in ("0x3c00-0x3b00", "zz", "", "0x10000"):
+        with pytest.raises(ValueError):
+            S.parse_values(bad, "fp16")
+    assert S.total_cases("fma", "fp16") == 1 << 48
+    assert S.total_cases("fma", "fp16", c=0x3C00) == 1 << 32
+    assert S.total_cases("fma", "bf16", c_family="cancel") == 1 << 36
+    with pytest.raises(ValueError, match="no operand"):
+        S.Space("add", "fp16", c=1)
+    with pytest.raises(ValueError, match="c_family"):
+        S.Space("fma", "fp16", c=1, c_family="cancel")
+    a = sf.to_bits(np.array([3.0]), "fp16")
+    b = sf.to_bits(np.array([5.0]), "fp16")
+    c = S._family(a, b, np.arange(16), sf.FP16)
+    v = sf.from_bits(c, "fp16")
+    assert v[5] == -15.0 and v[11] == 15.0 and list(v[12:]) == [0.0, 0.0, 65504.0, -65504.0]
+    assert np.signbit(v[13]) and v[4] == -15.0 + 2 ** -7 and v[6] == -15.0 - 2 ** -7
+
+
+@needs_arith
+def test_fma_sweeps_sub_spaces():
+    for fmt in ("fp16", "bf16"):
+        one = int(sf.to_bits(np.array([1.0]), fmt)[0])
+        rep = S.run_sweep("fma", fmt, "nearest_even", c=one, shards=1 << 16,
+                          shard_ids=[one, 0x8001, 0xFE00 if fmt == "fp16" else 0xFF80])
+        assert rep["cases"] == 3 << 16 and rep["mismatches"] == 0, rep["first_mismatches"]
+        assert rep["space"] == {"c": hex(one)} and not rep["exhaustive"]
+        for mode in ("toward_zero", "odd"):
+            rep = S.run_sweep("fma", fmt, mode, c_family="cancel", sample=1 << 16, shards=8,
+                              mpfr=10)
+            assert rep["mismatches"] == 0 and rep["mpfr"]["mismatches"] == 0, rep
+    rep = S.run_sweep("fma", "fp16", "upward", a="0x3c00-0x3c03", b="0x3555,0x8001",
+                      c="0x0-0x7")
+    assert rep["cases"] == 4 * 2 * 8 and rep["mismatches"] == 0
+
+
+@needs_arith
+def test_fma_sweep_fp8_all_triples():
+    rep = S.run_sweep("fma", "fp8_e5m2", "downward")
+    assert rep["cases"] == 1 << 24 and rep["exhaustive"] and rep["mismatches"] == 0
+
+
+@needs_arith
+def test_engine_finds_fma_faults(monkeypatch):
+    _faulty(monkeypatch, flip_bits=7)
+    rep = S.run_sweep("fma", "fp16", "nearest_even", c=0x3C00, shards=1 << 16, shard_ids=[1])
+    assert rep["mismatches"] == 1
+    e = rep["first_mismatches"][0]
+    assert e["operands"] == ["0x0001", "0x0007", "0x3c00"] and e["case"] == (1 << 16) + 7
+
+
+# ---------------------------------------------------------------------------
+# shard files: each names its id, its parameters and a checksum
+def _one_sweep(out, **kw):
+    return S.run_sweep("convert:fp8_e5m2", "fp16", "upward", shards=4, out=str(out), **kw)
+
+
+def _shard(out, k):
+    return os.path.join(str(out), "convert-fp8_e5m2_fp16_upward.shards", f"shard_{k:05d}.json")
+
+
+def _recomputed(monkeypatch):
+    calls = []
+    real = S.run_shard
+    monkeypatch.setattr(S, "run_shard", lambda k, *a, **kw: calls.append(k) or real(k, *a, **kw))
+    return calls
+
+
+def test_shard_files_name_id_parameters_checksum(tmp_path):
+    _one_sweep(tmp_path)
+    r = json.load(open(_shard(tmp_path, 2)))
+    assert r["shard"] == 2 and r["config"]["op"] == "convert:fp8_e5m2"
+    assert r["config"]["mode"] == "upward" and r["checksum"].startswith("sha256:")
+    assert S.verify_shard_file(_shard(tmp_path, 2), 2, r["config"], r["lo"], r["hi"],
+                               r["cases"]) == r
+
+
+def test_resume_recomputes_copied_over_shard(tmp_path, monkeypatch):
+    _one_sweep(tmp_path)
+    import shutil
+    shutil.copy(_shard(tmp_path, 1), _shard(tmp_path, 3))     # 3 now claims to be 1
+    calls = _recomputed(monkeypatch)
+    rep = _one_sweep(tmp_path, resume=True)
+    assert calls == [3] and rep["cases"] == 1 << 16 and rep["mismatches"] == 0
+    assert "holds shard 1" in rep["notes"][0]
+    assert json.load(open(_shard(tmp_path, 3)))["shard"] == 3
+
+
+def test_resume_recomputes_forged_shard(tmp_path, monkeypatch):
+    _one_sweep(tmp_path)
+    r = json.load(open(_shard(tmp_path, 0)))
+    r["mismatches"] = -5
+    json.dump(r, open(_shard(tmp_path, 0), "w"))
+    calls = _recomputed(monkeypatch)
+    rep = _one_sweep(tmp_path, resume=True)
+    assert calls == [0] and rep["mismatches"] == 0 and "checksum" in rep["notes"][0]
+
+
+def test_resume_recomputes_corrupt_and_list_shards(tmp_path, monkeypatch, capsys):
+    _one_sweep(tmp_path)
+    open(_shard(tmp_path, 1), "w").write('{"shard": 1, "cas')
+    json.dump([1, 2, 3], open(_shard(tmp_path, 2), "w"))
+    calls = _recomputed(monkeypatch)
+    rep = _one_sweep(tmp_path, resume=True)
+    assert sorted(calls) == [1, 2] and rep["cases"] == 1 << 16
+    err = capsys.readouterr().err
+    assert _shard(tmp_path, 1) in err and "not JSON" in err and "JSON object" in err
+
+
+def test_resume_recomputes_old_unsigned_shard(tmp_path, monkeypatch):
+    _one_sweep(tmp_path)
+    r = json.load(open(_shard(tmp_path, 0)))
+    del r["checksum"]
+    json.dump(r, open(_shard(tmp_path, 0), "w"))
+    calls = _recomputed(monkeypatch)
+    _one_sweep(tmp_path, resume=True)
+    assert calls == [0]
+
+
+# ---------------------------------------------------------------------------
+# exit statuses: 0 good, 1 mismatches, 2 could not run
+def test_unwritable_out_is_status_2_before_any_work(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setattr(S, "run_shard", lambda *a, **k: pytest.fail("work started"))
+    assert S.main(["fp16", "convert:bf16", "--out", str(blocker / "sub"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write to --out" in err and "Traceback" not in err
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    try:
+        if os.access(ro, os.W_OK):          # root ignores permissions
+            pytest.skip("running as root")
+        assert S.main(["fp16", "convert:bf16", "--out", str(ro), "--quiet"]) == 2
+    finally:
+        os.chmod(ro, 0o700)
+
+
+@pytest.mark.parametrize("args", [["--shards", "0"], ["--sample", "0"], ["--rounding", ""],
+                                  ["--rounding", " , "], ["--jobs", "0"], ["--shard-ids", ","],
+                                  ["--sample", "-3"], ["--c", "1"]])
+def test_empty_or_bad_arguments_are_status_2(args, tmp_path, capsys):
+    assert S.main(["fp16", "convert:bf16", "--out", str(tmp_path), "--quiet"] + args) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def _sweep_child(tmp_path, extra=()):
+    code = ("import sys; sys.path.insert(0, %r); from softfloat import sweep as S; "
+            "sys.exit(S.main(sys.argv[1:]))" % ROOT)
+    return subprocess.Popen([sys.executable, "-c", code, "bf16", "add", "--sample",
+                             str(1 << 30), "--shards", "64", "--out", str(tmp_path), "--quiet",
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+def test_workers_die_with_a_killed_parent(tmp_path):
+    p = _sweep_child(tmp_path, ["--jobs", "2"])
+    workers = []
+    deadline = time.time() + 300
+    while time.time() < deadline and len(workers) < 2:
+        time.sleep(0.5)
+        workers = [c for c in _children(p.pid) if _alive(c)]
+        assert p.poll() is None, p.communicate()
+    assert len(workers) >= 2
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    deadline = time.time() + 30
+    while time.time() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.2)
+    left = [w for w in workers if _alive(w)]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, "workers outlived their parent"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_is_a_short_message(tmp_path, jobs):
+    out = tmp_path / "out"
+    p = _sweep_child(out, ["--jobs", jobs])
+    deadline = time.time() + 300
+    while not out.exists() and time.time() < deadline:     # --out is made once running
+        time.sleep(0.2)
+        assert p.poll() is None, p.communicate()
+    time.sleep(2)
+    assert p.poll() is None, p.communicate()
+    os.kill(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------
+# the results table
+def test_table_command_sampled(tmp_path, capsys):
+    runs = S.table_runs()
+    assert len([r for r in runs if r[0] in O.BINARY_OPS and r[1] in ("fp16", "bf16")]) == 48
+    assert ("from_float32", "bf16", "odd") in runs and ("convert:fp8_e4m3", "bf16", "upward") in runs
+    assert ("sqrt", "fp8_e5m2", "downward") in runs
+    assert S.main(["table", "--out", str(tmp_path), "--sample", "5000", "--only", "mul bf16",
+                   "--quiet"]) == 0
+    table = open(tmp_path / "RESULTS.md").read()
+    assert table.count("| mul | bf16 |") == 6 and "sweep table --out" in table
+    capsys.readouterr()
+    assert S.main(["table", "--list", "--only", "from_float32 fp16"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 6
+    assert S.main(["table", "--list", "--max-cases", str(1 << 16)]) == 0
+    listed = capsys.readouterr().out.strip().splitlines()
+    assert listed and all(int(x.split()[-1]) <= 1 << 16 for x in listed)
+    assert S.main(["table", "--out", str(tmp_path), "--only", "nothing-like-this"]) == 2
+
+
+# ---------------------------------------------------------------------------
+# public helpers reused by validation/torch_crosscheck.py
+def test_budget_helpers():
+    assert S.chunk_starts(0, 10, 4) == [0, 4, 8]
+    t = [0.0]
+    done = []
+
+    def clock():
+        return t[0]
+
+    def work(x):
+        done.append(x)
+        t[0] += 1.0
+    r = S.run_within_budget(range(100), work, 10.0, clock=clock)
+    assert r.done == len(done) < 100 and "every" in r.note and done[:2] == [0, 1]
+    r = S.run_within_budget(range(5), lambda x: None, 10.0)
+    assert r.done == 5 and r.note == "" and r.coverage == 1.0
+
+
+# ---------------------------------------------------------------------------
+# the Dask backend
+def test_dask_backend_gives_the_process_report(tmp_path):
+    pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    kw = dict(shards=4, sample=1 << 14, seed=3, check_nan=True)
+    p = S.run_sweep("mul", "bf16", "toward_zero", out=str(tmp_path / "p"), jobs=2, **kw)
+    d = S.run_sweep("mul", "bf16", "toward_zero", out=str(tmp_path / "d"), jobs=2,
+                    backend="dask", **kw)
+    strip = lambda r: {k: v for k, v in r.items() if k not in (  # noqa: E731
+        "seconds", "cpu_seconds", "wall_seconds", "date", "backend")}
+    assert strip(p) == strip(d) and d["backend"] == "dask"
+    names = sorted(os.listdir(tmp_path / "d" / "mul_bf16_toward_zero.shards"))
+    assert names == [f"shard_{k:05d}.json" for k in range(4)]
+    # resume on the process backend accepts the Dask shard files
+    r = S.run_sweep("mul", "bf16", "toward_zero", out=str(tmp_path / "d"), resume=True, **kw)
+    assert strip(r) == strip(p) or r["cases"] == p["cases"]
 
 
 # ---------------------------------------------------------------------------
