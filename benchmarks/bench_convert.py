@@ -1,11 +1,13 @@
 """Conversion throughput as ratios against peers measured in the same run.
 
-    python benchmarks/bench_convert.py [--n 10000000] [--repeat 5]
+    python benchmarks/bench_convert.py [--n 10000000] [--repeat 5] [--threads 2] [--no-cold]
 
-float32 -> fp16 and -> bf16 in every rounding mode against numpy's
-``astype(float16)`` and ml_dtypes' ``astype(bfloat16)``; float64 -> fp16 against
-numpy and pychop (where installed); and the first-call compile time, cold (empty
-numba cache) and warm (cache filled), each in a fresh process.
+float32 -> fp16 and -> bf16, float64 -> fp16 and -> bf16 in every
+deterministic mode (and stochastic) against numpy's ``astype(float16)``,
+ml_dtypes' ``astype(bfloat16)`` and torch CPU's ``.to(half / bfloat16)``;
+float64 -> fp16 against pychop too (where installed); the first-call compile
+time, cold (empty numba cache) and warm, each in a fresh process; and the
+issue-10 targets, each marked met or not.
 """
 from __future__ import annotations
 
@@ -17,8 +19,6 @@ import tempfile
 
 import numpy as np
 from _timing import best
-
-
 
 
 def first_call_seconds(cache_dir: str) -> float:
@@ -34,46 +34,93 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=10**7)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--no-cold", action="store_true", help="skip the cold-start measurement")
     a = p.parse_args(argv)
+    os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(a.threads))
     import softfloat as sf
     rng = np.random.default_rng(0)
     x32 = (rng.standard_normal(a.n) * 100).astype(np.float32)
     x64 = x32.astype(np.float64) * (1 + 2.0 ** -30)
-    print(f"n = {a.n:,}; numba threads = {__import__('numba').get_num_threads()}; best of {a.repeat}")
-    t_np = best(lambda: x32.astype(np.float16), a.repeat)
-    print(f"{'numpy f32->float16':34s} {t_np * 1e3:8.2f} ms")
-    peers = {"fp16": ("numpy astype(float16)", t_np)}
+    print(f"n = {a.n:,}; {a.threads} threads; best of {a.repeat}; "
+          f"ratio = peer time / our time (> 1: we are faster)")
+    peers = {}
+    peers[("f32", "fp16")] = ("numpy astype(float16)", best(lambda: x32.astype(np.float16),
+                                                            a.repeat))
+    peers[("f64", "fp16")] = ("numpy astype(float16)", best(lambda: x64.astype(np.float16),
+                                                            a.repeat))
     try:
         import ml_dtypes
-        t_ml = best(lambda: x32.astype(ml_dtypes.bfloat16), a.repeat)
-        print(f"{'ml_dtypes f32->bfloat16':34s} {t_ml * 1e3:8.2f} ms")
-        peers["bf16"] = ("ml_dtypes astype(bfloat16)", t_ml)
+        peers[("f32", "bf16")] = ("ml_dtypes astype(bfloat16)",
+                                  best(lambda: x32.astype(ml_dtypes.bfloat16), a.repeat))
+        peers[("f64", "bf16")] = ("ml_dtypes astype(bfloat16)",
+                                  best(lambda: x64.astype(ml_dtypes.bfloat16), a.repeat))
     except ImportError:
-        peers["bf16"] = ("numpy astype(float16)", t_np)
-    print()
-    print(f"{'ours':34s} {'ms':>8s}  {'ratio vs peer (peer time / ours)':s}")
-    for fmt in ("fp16", "bf16"):
-        t_rne = None
-        for mode in sf.ROUNDING_MODES:
-            t = best(lambda: sf.to_bits(x32, fmt, mode, seed=1), a.repeat)
-            t_rne = t_rne or t
-            name, tp = peers[fmt]
-            print(f"f32->{fmt} {mode:24s} {t * 1e3:8.2f}  {tp / t:5.2f}x {name}; "
-                  f"{t / t_rne:4.2f}x our nearest_even")
-    t64 = best(lambda: sf.to_bits(x64, "fp16"), a.repeat)
-    t64np = best(lambda: x64.astype(np.float16), a.repeat)
-    print(f"f64->fp16 nearest_even               {t64 * 1e3:8.2f}  {t64np / t64:5.2f}x numpy astype(float16)")
+        pass
+    torch_t = {}
+    try:
+        import torch
+        torch.set_num_threads(a.threads)
+        t32, t64 = torch.from_numpy(x32), torch.from_numpy(x64)
+        for src, tx in (("f32", t32), ("f64", t64)):
+            torch_t[(src, "fp16")] = best(lambda: tx.to(torch.float16), a.repeat)
+            torch_t[(src, "bf16")] = best(lambda: tx.to(torch.bfloat16), a.repeat)
+    except ImportError:
+        pass
+    print(f"{'conversion':30s} {'ours ms':>8s}  {'peer':>26s} {'ms':>8s} {'ratio':>6s} "
+          f"{'torch ms':>9s} {'ratio':>6s} {'vs our RNE':>10s}")
+    res = {}
+    for src, xs in (("f32", x32), ("f64", x64)):
+        for fmt in ("fp16", "bf16"):
+            t_rne = None
+            for mode in sf.ROUNDING_MODES:
+                t = best(lambda: sf.to_bits(xs, fmt, mode, seed=1), a.repeat)
+                t_rne = t_rne or t
+                res[(src, fmt, mode)] = t
+                line = f"{src}->{fmt} {mode:20s} {t * 1e3:8.2f}"
+                if (src, fmt) in peers:
+                    name, tp = peers[(src, fmt)]
+                    line += f"  {name:>26s} {tp * 1e3:8.2f} {tp / t:6.2f}"
+                if (src, fmt) in torch_t:
+                    tq = torch_t[(src, fmt)]
+                    line += f" {tq * 1e3:9.2f} {tq / t:6.2f}"
+                line += f" {t / t_rne:9.2f}x"
+                print(line)
     try:
         from pychop import Chop
         ch = Chop(exp_bits=5, sig_bits=10, rmode=1, chunk_size=a.n)
         tpc = best(lambda: ch(x64), 1)
-        print(f"f64->fp16 pychop Chop(5,10)          {tpc * 1e3:8.2f}  ours is {tpc / t64:5.1f}x faster")
+        t64 = res[("f64", "fp16", "nearest_even")]
+        print(f"f64->fp16 pychop Chop(5,10) {tpc * 1e3:8.2f} ms: ours is {tpc / t64:5.1f}x faster")
     except Exception as e:  # pychop is optional
-        print(f"pychop not measured ({type(e).__name__}: {e})")
-    with tempfile.TemporaryDirectory() as d:
-        cold = first_call_seconds(d)
-        warm = first_call_seconds(d)
-    print(f"\nfirst call (import + to_bits), cold cache: {cold:.2f} s; warm cache: {warm:.2f} s")
+        print(f"pychop not measured ({type(e).__name__})")
+    if not a.no_cold:
+        with tempfile.TemporaryDirectory() as d:
+            cold = first_call_seconds(d)
+            warm = first_call_seconds(d)
+        print(f"\nfirst call (import + to_bits f32->fp16), cold cache: {cold:.2f} s; "
+              f"warm cache: {warm:.2f} s")
+
+    print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
+
+    def show(name, ok, detail):
+        print(f"  [{'met' if ok else 'NOT met'}] {name}: {detail}")
+
+    def ratio(src, fmt):
+        return peers[(src, fmt)][1] / res[(src, fmt, "nearest_even")]
+
+    show("f32->fp16 >= 1.5x numpy astype", ratio("f32", "fp16") >= 1.5,
+         f"{ratio('f32', 'fp16'):.2f}x")
+    if ("f32", "bf16") in peers:
+        show("f32->bf16 >= 1x ml_dtypes", ratio("f32", "bf16") >= 1.0,
+             f"{ratio('f32', 'bf16'):.2f}x")
+    show("f64->fp16 >= 1x numpy", ratio("f64", "fp16") >= 1.0, f"{ratio('f64', 'fp16'):.2f}x")
+    for src in ("f32", "f64"):
+        for fmt in ("fp16", "bf16"):
+            t0 = res[(src, fmt, "nearest_even")]
+            worst = max(res[(src, fmt, m)] / t0 for m in sf.DETERMINISTIC_MODES[1:])
+            show(f"{src}->{fmt} directed modes within 1.2x of nearest_even", worst <= 1.2,
+                 f"slowest {worst:.2f}x")
 
 
 if __name__ == "__main__":

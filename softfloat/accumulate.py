@@ -492,6 +492,10 @@ def _fast(A3, B3, has_b, C3, fin: Format, pol, block=None):
         n = B3.shape[2]
         out = np.empty((nb, m, n), np.float32)
         Cf = from_bits(C3, FP32).astype(np.float32) if has_c else np.zeros((1, 1, 1), np.float32)
+        if has_c and np.isnan(Cf).any():
+            # a NaN addend decides the result's NaN (sign, payload, signaling or
+            # not, the NaN policy): the general kernel's rules, not re-spelt here
+            return None
         with np.errstate(over="ignore", invalid="ignore"):
             if block is not None:
                 if has_c:
@@ -561,7 +565,7 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
     if isinstance(model, Accumulator) and isinstance(model.order, str) \
             and model.order == "blas":
         return _blas(A3, B3, has_b, C3, fin, res, return_flags, pol), None, 0
-    if fast and _fast_ok(model, fin, res, return_flags):
+    if fast and res.fast_paths and _fast_ok(model, fin, res, return_flags):
         bits = _fast(A3, B3, has_b, C3, fin, pol,
                      model.block if model.order == "blocked" else None)
         if bits is not None:

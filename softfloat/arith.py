@@ -31,7 +31,10 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import arith as K
+from ._kernels import eft as EFT
+from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
+from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -109,22 +112,70 @@ def _flag_buffer(n, return_flags):
 
 
 _FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
+_EFT_OP = {K.OP_ADD: EFT.OP_ADD, K.OP_SUB: EFT.OP_SUB, K.OP_MUL: EFT.OP_MUL,
+           K.OP_DIV: EFT.OP_DIV}
+
+
+def _eft_ok(f, res, pol) -> bool:
+    """The float32 + error-free-transformation kernels (softfloat._kernels.eft)
+    apply: fp16/bf16, a deterministic mode, operands read as they are (no daz),
+    fast paths on, and the host's float32 hardware usable (see hw.use_hw)."""
+    return (res.fast_paths and f.params in (EFT.FP16, EFT.BF16)
+            and res.rounding != Rounding.STOCHASTIC
+            and not pol[K.P_DAZ] and hw.use_hw())
+
+
+def _eft_run(kernel, args, full, out, scratch, mode, general):
+    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, mode)`` over all elements,
+    then pass 2: the elements it marked (scratch >= 128) by ``general(subs, o2,
+    f2)`` on the gathered operands ``full``. Returns the OR of the flags, or
+    None when the kernel refused (FTZ/DAZ set in MXCSR: nothing written)."""
+    r = run_chunks(kernel, out.size, *args, out, scratch, mode)
+    if r < 0:
+        return None
+    allf = r & 255
+    if r & 256:
+        idx = np.flatnonzero(scratch >= 128)
+        subs = [np.ascontiguousarray(x[idx]) for x in full]
+        o2 = np.empty(idx.size, out.dtype)
+        f2 = np.empty(idx.size, np.uint8)
+        allf |= general(subs, o2, f2)
+        out[idx] = o2
+        scratch[idx] = f2
+    return allf
 
 
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    fast = op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
+    eft = op in _FAST_OPS and _eft_ok(f, res, pol)
+    fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
+            and res.fast_paths)
     kdt = _kdtype(f) if fast else V.KERNEL_BITS
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, kdt)
     flg = _flag_buffer(n, return_flags)
     if fast:
-        # two-pass kernel: a vectorized pass for normal operands and results, the
-        # general path for the rest (softfloat._kernels.arith_fast)
         fa = fa if ma else np.full(n, fa[0], fa.dtype)
         fb = fb if mb else np.full(n, fb[0], fb.dtype)
         scratch = flg if return_flags else np.empty(n, np.uint8)
+    if eft:
+        # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
+        # the general kernel for the elements it leaves
+        def general(subs, o2, f2):
+            s0, s1 = (x.astype(V.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.binary_array(op, s0, s1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            o2[:] = o
+            return r
+
+        allf = _eft_run(EFT.KERNELS[f.params, _EFT_OP[op]], (fa, fb), (fa, fb), out, scratch,
+                        int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
+    if fast:
+        # two-pass kernel: a vectorized pass for normal operands and results, the
+        # general path for the rest (softfloat._kernels.arith_fast)
         allf = binary_fast_array(op, fa, fb, out, scratch, return_flags, *f.params, pol,
                                  V.CHUNK)
     else:
@@ -146,10 +197,30 @@ def _compare(op, a, b, fmt, return_flags, policies):
 
 def _unary(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
+    flg = None
+    if op == K.OP_SQRT and _eft_ok(f, res, pol):
+        x = _kbits(a, f, "a", _kdtype(f))
+        src = V.flat(x)
+        out = np.empty(src.size, x.dtype)
+        flg = _flag_buffer(src.size, return_flags)
+        scratch = flg if return_flags else np.empty(src.size, np.uint8)
+
+        def general(subs, o2, f2):
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.unary_array(op, subs[0].astype(V.KERNEL_BITS), o, f2, True, *f.params, pol,
+                              key, V.CHUNK)
+            o2[:] = o
+            return r
+
+        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_SQRT], (src,), (src,), out,
+                        scratch, int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
     x = _kbits(a, f, "a")
     src = V.flat(x)
     out = np.empty(src.size, V.KERNEL_BITS)
-    flg = _flag_buffer(src.size, return_flags)
+    if flg is None:
+        flg = _flag_buffer(src.size, return_flags)
     allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
@@ -218,10 +289,32 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
-    shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"))
+    eft = _eft_ok(f, res, pol)
+    shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"),
+                                                      _kdtype(f) if eft else V.KERNEL_BITS)
     n = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(n, V.KERNEL_BITS)
     flg = _flag_buffer(n, return_flags)
+    if eft:
+        # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
+        # the general kernel for the elements it leaves
+        full = tuple(x if m else np.full(n, x[0], x.dtype) for x, m in ((fa, ma), (fb, mb),
+                                                                         (fc, mc)))
+        out = np.empty(n, fa.dtype)
+        scratch = flg if return_flags else np.empty(n, np.uint8)
+
+        def general(subs, o2, f2):
+            s0, s1, s2 = (x.astype(V.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, V.KERNEL_BITS)
+            r = K.fma_array(s0, s1, s2, -1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            o2[:] = o
+            return r
+
+        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_FMA], full, full, out, scratch,
+                        int(res.rounding), general)
+        if allf is not None:
+            return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
+        fa, fb, fc = (x.astype(V.KERNEL_BITS) for x in (fa, fb, fc))
+    out = np.empty(n, V.KERNEL_BITS)
     allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
                        V.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)

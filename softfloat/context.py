@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import os
 
 import numpy as np
 
@@ -55,6 +56,8 @@ def check_option(name: str, v):
                 or (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))):
             raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got "
                             f"{type(v).__name__}")
+    elif name == "fast_paths":
+        V.boolean(v, name)
     elif name == "flags":
         if not isinstance(v, (Flags, int)) or isinstance(v, bool):
             raise TypeError(f"flags must be a softfloat.Flags value, got {type(v).__name__}")
@@ -95,6 +98,14 @@ class Context:
         Random source for stochastic rounding. An int makes every call with it
         repeat the same random stream; a Generator advances (one draw per call);
         None draws fresh entropy.
+    fast_paths : bool
+        True (default) lets every operation take its fast kernels (hardware
+        conversions, float32 arithmetic with error-free transformations, the
+        branch-free integer passes, the native float32 accumulation), which give
+        the same bits and flags as the general integer kernels. False runs the
+        general kernels only (to check the fast ones, or to rule them out). The
+        default comes from the environment variable ``SOFTFLOAT_FAST_PATHS``
+        (``0``/``false``/``no``/``off`` turn them off), read when a context is made.
     flags : Flags
         Sticky flags: every call ORs the flags it raised into the context's.
     """
@@ -108,6 +119,7 @@ class Context:
     nan: object = "propagate"
     sr_bits: int = 32
     seed: object = None
+    fast_paths: bool = dataclasses.field(default_factory=lambda: env_fast_paths())
     flags: Flags = Flags.NONE
 
     def __setattr__(self, name, value):
@@ -124,6 +136,13 @@ class Context:
 
     def clear_flags(self) -> None:
         self.flags = Flags.NONE
+
+
+def env_fast_paths() -> bool:
+    """The default of Context.fast_paths: False when $SOFTFLOAT_FAST_PATHS is
+    0/false/no/off, True otherwise."""
+    v = os.environ.get("SOFTFLOAT_FAST_PATHS", "1").strip().lower()
+    return v not in ("0", "false", "no", "off")
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
@@ -177,6 +196,7 @@ class Resolved:
     sr_bits: int
     seed: object
     context: Context
+    fast_paths: bool = True
 
 
 def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
@@ -198,7 +218,7 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
     check_option("seed", sd)
-    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx)
+    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx, bool(ctx.fast_paths))
 
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:

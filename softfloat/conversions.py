@@ -6,15 +6,49 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate as V
+from ._kernels import convert_hw as HW
+from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, P_NAN
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
-from .formats import FP64, Format
+from .formats import FP32, FP64, Format
 from .rounding import Rounding
 
 __all__ = ["to_bits", "from_bits", "quantize", "convert"]
+
+_HOST_FLOAT = {8: np.float64, 4: np.float32, 2: np.float16}
+
+
+_FP16_PARAMS = (5, 10, 15, 0)
+_BF16_PARAMS = (8, 7, 127, 0)
+
+
+def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
+    """The hardware-pace kernel of `softfloat._kernels.convert_hw` for this
+    conversion, or None: float32/float64 -> fp16/bf16, deterministic modes, no
+    per-element flags (the OR that goes into the context's sticky flags is
+    computed), default policies (no ftz/daz, IEEE overflow, tininess after
+    rounding; the NaN policy is the general kernel's, which recomputes NaN
+    elements)."""
+    if (return_flags or not res.fast_paths or res.rounding == Rounding.STOCHASTIC
+            or pol[1] or pol[2] or pol[3] != 0 or pol[4]):
+        return None
+    d = dst.params
+    s = src_fmt.params
+    rne = res.rounding == Rounding.NEAREST_EVEN
+    if s == FP32.params:
+        if d == _FP16_PARAMS and hw.use_hw():
+            return HW.f32_fp16_rne_chunk if rne else HW.f32_fp16_chunk
+        if d == _BF16_PARAMS:
+            return HW.f32_bf16_chunk
+    elif s == FP64.params and hw.use_hw():
+        if d == _FP16_PARAMS:
+            return HW.f64_fp16_rne_chunk if rne else HW.f64_fp16_chunk
+        if d == _BF16_PARAMS:
+            return HW.f64_bf16_chunk
+    return None
 
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
@@ -26,8 +60,29 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
-    # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
-    fast_ok = sk == 0 and sM > dM and db <= sb and pol[P_NAN] != NAN_KEEP and dk != 4
+    hwk = _hw_kernel(src_fmt, dst, res, return_flags, pol)
+    if hwk is not None:
+        # float32/float64 -> fp16/bf16 at hardware pace (softfloat._kernels.convert_hw)
+        out = np.empty(src.size, dst.dtype)
+        fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
+        mode = int(res.rounding)
+        r = run_chunks(hwk, src.size, src if hwk is HW.f32_bf16_chunk else fsrc, out, mode,
+                       *HW.thresholds(dst.params, mode))
+        if r >= 0:
+            allf = r & 255
+            if r & 256:
+                # NaN inputs: the general kernel decides their encodings and flags
+                idx = np.flatnonzero(np.isnan(fsrc))
+                s2, o2 = V.kernel_io(np.ascontiguousarray(src[idx]), idx.size)
+                allf |= run_chunks(convert_chunk, idx.size, s2, o2, flg, False, sE, sM, sb,
+                                   sk, dE, dM, db, dk, pol, key)
+                out[idx] = o2
+            res.context.flags |= Flags(int(allf))
+            return out.reshape(shape)
+        # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
+        # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
+        fast_ok = (res.fast_paths and dk != 4 and sk == 0 and sM > dM and db <= sb
+               and pol[P_NAN] != NAN_KEEP)
     spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:
         # a hot pair: its own kernel, native dtypes, formats as constants

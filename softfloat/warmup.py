@@ -100,9 +100,9 @@ def _all():
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
     for acc in ("fp16", "fp32", "bf16", "v100", "a100", "h100", "b200"):
         t.append((f"matmul fp16 acc={acc}", lambda acc=acc: sf.matmul(A, B, "fp16", acc=acc)))
-    for order in ("pairwise", "blocked"):
-        t.append((f"sum fp16 order={order}", lambda order=order: sf.sum(
-            enc["fp16"][:5], "fp16", order=order, acc="fp32")))
+    for order, block in (("pairwise", None), ("blocked", 2)):
+        t.append((f"sum fp16 order={order}", lambda order=order, block=block: sf.sum(
+            enc["fp16"][:5], "fp16", order=order, block=block, acc="fp32")))
     t.append(("sum fp16 kahan", lambda: sf.sum(enc["fp16"][:5], "fp16", kahan=True)))
     # (any uint16 is a bf16 encoding)
     t.append(("matmul bf16 acc=fp32", lambda: sf.matmul(A, B, "bf16", acc="fp32")))
@@ -168,7 +168,7 @@ def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 
         ts = [t for t, k in zip(ts, parts) if k == part[0]]
     tty = hasattr(out, "isatty") and out.isatty() and not times
     t0 = time.perf_counter()
-    print(f"softfloat warmup: compiling {len(ts)} kernel groups into "
+    print(f"softfloat warmup: {len(ts)} tasks, compiling into "
           f"{_jitcache.cache_dir()}", file=out)
     failed = 0
     with np.errstate(all="ignore"):

@@ -7,3 +7,21 @@ from hypothesis import settings
 settings.register_profile("default", max_examples=200, deadline=None)
 settings.register_profile("thorough", max_examples=5000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+import pytest
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["fast_paths", "general_only"])
+def fast_paths_both(request):
+    """Run a module's tests twice: with the fast paths (the default) and with
+    every fast path off (softfloat.Context.fast_paths = False), so that a fast
+    kernel can never drift from the general one unseen. Modules opt in with
+    ``pytestmark = pytest.mark.usefixtures("fast_paths_both")``."""
+    import softfloat as sf
+    old = sf.getcontext()
+    ctx = old.copy()
+    ctx.fast_paths = request.param
+    sf.setcontext(ctx)
+    yield request.param
+    sf.setcontext(old)

@@ -27,6 +27,9 @@ BUILTIN = ["fp16", "bf16", "fp32", "tf32", "fp8_e5m2", "fp8_e4m3", "fp8_e4m3fnuz
 MODES = list(O.DETERMINISTIC)
 INEXACT, UNDERFLOW, OVERFLOW, INFINITE, INVALID = 1, 2, 4, 8, 16
 
+# Every test runs with the fast paths on and off (conftest.fast_paths_both).
+pytestmark = pytest.mark.usefixtures("fast_paths_both")
+
 
 # ---------------------------------------------------------------------------
 # The reference: IEEE 754 + the library's stated policies, in plain Python.
@@ -383,7 +386,13 @@ def run_lib(name, fmt, cols, p):
     f = get_format(fmt)
     args = [np.array(c, dtype=f.dtype) for c in cols]
     fn = getattr(sf, name)
-    return fn(*args, fmt, p.mode, return_flags=True, **p.kw())
+    out = fn(*args, fmt, p.mode, return_flags=True, **p.kw())
+    # without per-element flags: same bits, sticky flags = OR of the per-element ones
+    with sf.localcontext() as ctx:
+        b = fn(*args, fmt, p.mode, **p.kw())
+    assert np.array_equal(b, out[0])
+    assert int(ctx.flags) == int(np.bitwise_or.reduce(out[1].reshape(-1), initial=0))
+    return out
 
 
 @pytest.mark.parametrize("fmt", BUILTIN)

@@ -28,8 +28,10 @@ POLICIES = [dict(tininess="after"), dict(tininess="before"), dict(tininess="afte
             dict(tininess="before", ftz=True)]
 
 # numpy/ml_dtypes reference casts that overflow or meet NaN warn; that is expected here
+# Every test runs with the fast paths on and off (conftest.fast_paths_both).
 pytestmark = [pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning"),
-              pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")]
+              pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning"),
+              pytest.mark.usefixtures("fast_paths_both")]
 
 HOST_TYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp8_e5m2": ml_dtypes.float8_e5m2,
               "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
@@ -75,6 +77,12 @@ def check_to_bits(xs, fmt, mode, **pol):
            np.dtype(np.float16): "fp16"}[xs.dtype]
     b, fl = to_bits(xs, fmt, mode, return_flags=True, **pol)
     assert b.dtype == get_format(fmt).dtype and fl.dtype == np.uint8
+    # without per-element flags another kernel may run (the hardware one): same
+    # bits, and the context's sticky flags are the OR of the per-element ones
+    with sf.localcontext() as ctx:
+        b2 = to_bits(xs, fmt, mode, **pol)
+    assert np.array_equal(b2, b)
+    assert int(ctx.flags) == int(np.bitwise_or.reduce(fl.reshape(-1), initial=0))
     rb, rf = oracle_array(xs, fmt, mode, src=src, **pol)
     assert_same(xs, b, fl, rb, rf, fmt, f"{mode} {pol}")
 

@@ -97,7 +97,12 @@ def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
     """One loop of the branch-free pass for a fixed op: scratch[i] = inexact | slow << 7.
     Returns the OR of the inexact flags of the fast elements."""
     fa = _I0
-    for i in range(lo, hi):
+    # slices indexed from 0: no negative-index wraparound, so plain vector loads
+    a = a[lo:hi]
+    b = b[lo:hi]
+    out = out[lo:hi]
+    scratch = scratch[lo:hi]
+    for i in range(hi - lo):
         v, f, sl = binary_normal_branchfree(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
         out[i] = v
         scratch[i] = f | (sl << 7)

@@ -217,17 +217,22 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
     tinb = np.int64(pol[P_TINB] != 0)
     nb = pol[P_SRBITS]
     a = np.int64(0)
+    # Slices, indexed from 0: LLVM can then drop numba's negative-index
+    # wraparound and use contiguous vector loads (with i from lo it gathers).
+    src = src[lo:hi]
+    out = out[lo:hi]
+    flg = flg[lo:hi] if want_flags else flg
     if is_stochastic(pol):
-        for i in range(lo, hi):
+        for i in range(hi - lo):
             b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(1), daz, ftz, tinb, nb,
-                             rand_bits(key, i, nb), cst)
+                             rand_bits(key, i + lo, nb), cst)
             out[i] = b
             a |= f
             if want_flags:
                 flg[i] = f
     elif want_flags:
-        for i in range(lo, hi):
+        for i in range(hi - lo):
             b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), daz, ftz, tinb, nb, np.int64(0), cst)
             out[i] = b
@@ -235,14 +240,14 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
             a |= f
     elif daz == 0 and ftz == 0 and tinb == 0:
         # the default policies as constants: LLVM drops their arithmetic (~1.5x faster)
-        for i in range(lo, hi):
+        for i in range(hi - lo):
             b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), np.int64(0), np.int64(0),
                              np.int64(0), nb, np.int64(0), cst)
             out[i] = b
             a |= f
     else:
-        for i in range(lo, hi):
+        for i in range(hi - lo):
             b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up,
                              m_dn, m_odd, np.int64(0), daz, ftz, tinb, nb, np.int64(0), cst)
             out[i] = b

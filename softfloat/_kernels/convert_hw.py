@@ -1,0 +1,320 @@
+"""Hardware-pace conversions float32/float64 -> fp16 and -> bf16, in every
+deterministic mode, without flags, under the default policies (no ftz/daz,
+IEEE overflow). softfloat.conversions dispatches here and falls back to the
+integer kernels of `convert` for everything else.
+
+Each chunk kernel returns -1 when the calling thread's MXCSR has FTZ or DAZ set
+(nothing written; the caller reruns the whole array on the integer path), else
+1 when the chunk holds a NaN input, else 0. NaN elements are written with
+arbitrary bits here and recomputed by the caller with the general kernel
+(`convert.convert_chunk`), so the NaN rules have a single owner.
+
+Notation: RN16 / RNx16 = rounding to fp16 in mode x; RTO32 = rounding to
+float32 by round-to-odd (truncate, then set the last bit if inexact).
+
+fp16 in a directed mode, from the nearest-even result h = RN16(x) (F16C):
+  back = float32 value of h (exact). back is one of the two fp16 neighbours of x
+  (or x itself), so with gt = |back| > |x| and lt = |back| < |x| (compared as
+  integer magnitudes, monotone for IEEE encodings, infinities included):
+  * toward zero: the neighbour below |x|, i.e. mag(h) - gt. An overflowed h
+    (infinity, back > x) becomes the largest finite value, as it must.
+  * away from zero (upward for +, downward for -): that truncation + inexact
+    (inexact = gt | lt), because the next encoding up is the next value up
+    (also from the largest finite to infinity, and from 0 to the smallest
+    subnormal).
+  * odd: truncation with its last bit set when inexact (the definition).
+  * nearest-away differs from nearest-even only on a tie that went toward
+    zero: lt and |x| exactly halfway between back and next = fp16 value of
+    mag(h) + 1. That midpoint test, 2|x| == |back| + next, is exact in float32:
+    2|x| is (|x| < 2^127 when lt holds, |back| < 65520); |back| + next is a
+    sum of two adjacent fp16 values, at most 12 significant bits, no overflow
+    (a tie at 65520 rounds to infinity in both modes, and next = inf then gives
+    inf != 2|x|).
+
+float64 -> fp16 / bf16: y = RTO32(x) (see `_rto32`), then as from float32. Round
+to odd with a precision p' >= p + 2 followed by any rounding to p bits is the
+correct rounding of x (Boldo & Melquiond 2008, "Emulation of FMA and correctly
+rounded sums: proved algorithms using rounding to odd"): float32 has p' = 24,
+fp16 p = 11 and bf16 p = 8. The range conditions hold too: every fp16 value and
+midpoint is a float32 normal, and an x beyond float32's range becomes FLT_MAX
+(odd; it rounds to fp16 infinity or max, as x does, since it lies beyond
+65520). For bf16, whose subnormals are float32 subnormals, RTO32 at the float32
+subnormal spacing 2^-149 still keeps 16 bits below bf16's 2^-133 spacing, so the
+same argument holds; values below 2^-149 become 0 or 2^-149 with their sign,
+and both sides round alike (to 0, or to bf16's smallest subnormal upward).
+"""
+import numpy as np
+from numba import njit
+
+from .hw import (MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, f32_to_f16, f64_bits,
+                 mxcsr)
+
+# Rounding codes (core.RNE ...), repeated to keep this module free of core's imports.
+_RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
+_1 = np.int32(1)
+_0 = np.int32(0)
+
+
+@njit(cache=True)
+def _env_bad():
+    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+
+
+@njit(cache=True)
+def _rto32(x):
+    """float64 x (not NaN) -> int32 bits of RTO32(x), branch-free.
+
+    y = float32(x) rounds to nearest (MXCSR: nearest-even, no FTZ checked by the
+    caller), so y is one of the two float32 neighbours of x (or x). Of two
+    consecutive encodings exactly one is odd; if y is inexact and even, the
+    other neighbour is the encoding one step toward x: magnitude + 1 when
+    |y| < |x|, - 1 when |y| > |x| (y = inf for x > FLT_MAX goes to FLT_MAX; y = 0
+    for a tiny x to the smallest subnormal, the sign kept since float32(x)
+    keeps it)."""
+    y = np.float32(x)
+    yb = f32_bits(y)
+    ym = f64_bits(np.float64(y)) & np.int64(0x7FFFFFFFFFFFFFFF)
+    xm = f64_bits(x) & np.int64(0x7FFFFFFFFFFFFFFF)
+    lt = np.int32(ym < xm)
+    gt = np.int32(ym > xm)
+    even = _1 - (yb & _1)
+    return yb + (lt - gt) * even
+
+
+@njit(cache=True)
+def _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
+    """(fp16 bits, flags) of float32 x (not NaN) in a mode other than nearest-even
+    (module doc)."""
+    h = f32_to_f16(x)
+    back = f16_to_f32(h)
+    ux = f32_bits(x) & np.int32(0x7FFFFFFF)
+    ub = f32_bits(back) & np.int32(0x7FFFFFFF)
+    sign = h >> 15
+    mag = h & np.int32(0x7FFF)
+    gt = np.int32(ub > ux)
+    lt = np.int32(ub < ux)
+    inx = gt | lt
+    tz = mag - gt
+    away = (m_up & (_1 - sign)) | (m_dn & sign)
+    nxt = f32_bits(f16_to_f32(mag + _1))
+    tie = np.int32(bits_f32(ux) * np.float32(2.0) == bits_f32(ub) + bits_f32(nxt))
+    r_dir = tz + (inx & away)
+    r_odd = tz | inx
+    r_rna = mag + (lt & tie)
+    r = r_dir if m_odd == 0 else r_odd
+    r = r if m_rna == 0 else r_rna
+    return (sign << 15) | r, _flags(ux, inx, away, t_on, t_oa, t_tn, t_ta)
+
+
+@njit(cache=True, inline="always")
+def _bf16_from_bits(u, m_rne, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
+    """(bf16 bits, flags) of float32 bits u (int32, not NaN) in any deterministic mode:
+    bf16 is float32 with 16 fraction bits dropped, same exponent range, so the
+    magnitude rounds as an integer: add (half - 1 + lowest kept bit) for
+    nearest-even, half for nearest-away, (2^16 - 1) away from zero, nothing
+    toward zero; a carry moves into the exponent and from the largest finite
+    value to infinity, which is the IEEE overflow result in those modes; odd
+    truncates and sets the last bit when any dropped bit is set (so overflow
+    stays at the largest finite value)."""
+    sign = (u >> 31) & _1
+    m = u & np.int32(0x7FFFFFFF)
+    lo = m & np.int32(0xFFFF)
+    away = (m_up & (_1 - sign)) | (m_dn & sign)
+    add = (m_rne * (np.int32(0x7FFF) + ((m >> 16) & _1)) + m_rna * np.int32(0x8000)
+           + away * np.int32(0xFFFF))
+    r = ((m + add) >> 16) | (m_odd & np.int32(lo != 0))
+    return (sign << 15) | r, _flags(m, np.int32(lo != 0), away, t_on, t_oa, t_tn, t_ta)
+
+
+@njit(cache=True, inline="always")
+def _flags(ux, inx, away, t_on, t_oa, t_tn, t_ta):
+    """Flags of one conversion from the source magnitude bits ux (float32, not NaN):
+    inexact; overflow (+ inexact) when ux >= the mode's overflow threshold and x
+    is finite; underflow when inexact and ux < the tininess threshold. The
+    thresholds (float32 magnitudes, see `thresholds`) depend on the mode and, in
+    the directed modes, on whether the element rounds away from zero (away)."""
+    to = t_oa if away != 0 else t_on
+    tt = t_ta if away != 0 else t_tn
+    ovf = np.int32(ux >= to) & np.int32(ux < np.int32(0x7F800000))
+    unf = np.int32(ux < tt) & inx
+    keep = -np.int32(ux <= np.int32(0x7F800000))      # all ones unless x is a NaN
+    return (inx | (unf << 1) | (ovf << 2)) & keep
+
+
+def thresholds(dst_params, mode):
+    """(t_on, t_oa, t_tn, t_ta): float32 magnitude encodings such that, with
+    tininess detected after rounding (the default), a finite x overflows iff
+    |x| >= t_o and is tiny iff |x| < t_t; *_n for elements rounding toward zero
+    or to nearest, *_a for elements rounding away from zero (upward for +,
+    downward for -). With p bits of precision, emin and max finite value:
+    nearest: overflow from the midpoint max + ulp/2, tiny below the midpoint
+    2^emin - 2^(emin-p-1) (at it, nearest rounds up to 2^emin: its even
+    neighbour); toward zero and odd (whose tininess is tested before rounding,
+    as core.round_pack does): overflow from 2^(emax+1), tiny below 2^emin; away:
+    overflow above max, tiny at or below 2^emin - 2^(emin-p)."""
+    E, M, bias, _ = dst_params
+    emin = 1 - bias
+    emax = bias
+    p = M + 1
+    fmax = (2.0 - 2.0 ** -M) * 2.0 ** emax
+
+    def b(v):
+        assert abs(v) < 2.0 ** 128
+        return int(np.float32(v).view(np.int32))
+
+    top = b(2.0 ** (emax + 1)) if emax + 1 < 128 else 0x7F800000
+    if mode in (_RNE, _RNA):
+        t_o = b(fmax + 2.0 ** (emax - p))
+        t_t = b(2.0 ** emin - 2.0 ** (emin - p - 1))
+        return t_o, t_o, t_t, t_t
+    t_on, t_tn = top, b(2.0 ** emin)
+    if mode in (_RUP, _RDN):
+        return t_on, b(fmax) + 1, t_tn, b(2.0 ** emin - 2.0 ** (emin - p)) + 1
+    return t_on, t_on, t_tn, t_tn
+
+
+# --------------------------------------------------------------------------
+# chunk kernels: (lo, hi, src, out, mode, thresholds) -> -1 (MXCSR set), else
+# the OR of the flags of the non-NaN elements | 256 when a NaN was seen
+# --------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def f32_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float32, out uint16, nearest-even: the first kernel most sessions
+    compile, kept to one small loop (mode is ignored)."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
+    out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
+    nan = False
+    fl = _0
+    for i in range(hi - lo):
+        x = src[i]
+        h = f32_to_f16(x)
+        out[i] = h
+        ux = f32_bits(x) & np.int32(0x7FFFFFFF)
+        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
+        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f32_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float32, out uint16, a mode other than nearest-even."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    nan = False
+    fl = _0
+    m_rna = np.int32(mode == _RNA)
+    m_odd = np.int32(mode == _RTO)
+    m_up = np.int32(mode == _RUP)
+    m_dn = np.int32(mode == _RDN)
+    for i in range(hi - lo):
+        x = src[i]
+        h, f = _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
+        out[i] = h
+        fl |= f
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f64_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16, nearest-even (mode is ignored)."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    nan = False
+    fl = _0
+    for i in range(hi - lo):
+        x = src[i]
+        y = bits_f32(_rto32(x))
+        h = f32_to_f16(y)
+        out[i] = h
+        ux = f32_bits(y) & np.int32(0x7FFFFFFF)
+        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
+        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f64_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16, a mode other than nearest-even."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    nan = False
+    fl = _0
+    m_rna = np.int32(mode == _RNA)
+    m_odd = np.int32(mode == _RTO)
+    m_up = np.int32(mode == _RUP)
+    m_dn = np.int32(mode == _RDN)
+    for i in range(hi - lo):
+        x = src[i]
+        h, f = _fp16_from_f32(bits_f32(_rto32(x)), m_rna, m_odd, m_up, m_dn,
+                              t_on, t_oa, t_tn, t_ta)
+        out[i] = h
+        fl |= f
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f32_bf16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src uint32 (float32 bits), out uint16. Integer only: no MXCSR check."""
+    src = src[lo:hi]
+    out = out[lo:hi]
+    m_rne = np.int32(mode == _RNE)
+    m_rna = np.int32(mode == _RNA)
+    m_odd = np.int32(mode == _RTO)
+    m_up = np.int32(mode == _RUP)
+    m_dn = np.int32(mode == _RDN)
+    nan = False
+    fl = _0
+    if mode == _RNE:
+        for i in range(hi - lo):
+            u = np.int32(src[i])
+            h, f = _bf16_from_bits(u, _1, _0, _0, _0, _0, t_on, t_oa, t_tn, t_ta)
+            out[i] = h
+            fl |= f
+            nan |= (u & np.int32(0x7FFFFFFF)) > np.int32(0x7F800000)
+    else:
+        for i in range(hi - lo):
+            u = np.int32(src[i])
+            h, f = _bf16_from_bits(u, m_rne, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
+            out[i] = h
+            fl |= f
+            nan |= (u & np.int32(0x7FFFFFFF)) > np.int32(0x7F800000)
+    return np.int64(fl) | (256 if nan else 0)
+
+
+@njit(cache=True, nogil=True)
+def f64_bf16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
+    out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
+    m_rne = np.int32(mode == _RNE)
+    m_rna = np.int32(mode == _RNA)
+    m_odd = np.int32(mode == _RTO)
+    m_up = np.int32(mode == _RUP)
+    m_dn = np.int32(mode == _RDN)
+    nan = False
+    fl = _0
+    for i in range(hi - lo):
+        x = src[i]
+        h, f = _bf16_from_bits(_rto32(x), m_rne, m_rna, m_odd, m_up, m_dn,
+                               t_on, t_oa, t_tn, t_ta)
+        out[i] = h
+        # 2^128 (the overflow threshold toward zero and odd) is no float32: every
+        # x in (FLT_MAX, inf) has RTO32(x) = FLT_MAX, so test x itself
+        ax = abs(x)
+        fl |= f | (np.int32((ax >= 2.0 ** 128) & (ax < np.inf)) * np.int32(5))
+        nan |= x != x
+    return np.int64(fl) | (256 if nan else 0)

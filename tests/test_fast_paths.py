@@ -1,0 +1,330 @@
+"""Every fast path against its slow twin, exhaustively where the space allows.
+
+The fast kernels (hardware conversions in softfloat._kernels.convert_hw, float32
++ error-free-transformation arithmetic in softfloat._kernels.eft, the
+branch-free integer passes) must give the general integer kernels' bits and
+flags (the general kernels are checked against independent oracles in
+test_conversions.py and test_arith.py, which also run with the fast paths on
+and off). Here, per case: the default call (fast paths, no per-element flags),
+the call with per-element flags, the same with the hardware kernels forced off
+(hw.FORCE_INTEGER: the integer fallback), all compared with
+``fast_paths=False``; plus the sticky flags. RNE results are also compared with
+numpy / ml_dtypes casts (an oracle that shares no code).
+"""
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat._kernels import hw
+
+MODES = list(sf.DETERMINISTIC_MODES)
+# policy sets: the default, and each non-default policy the fast paths must
+# either honour or hand to the general kernel
+POLICIES = [dict(), dict(ftz=True), dict(daz=True), dict(subnormals=False),
+            dict(overflow="saturate"), dict(tininess="before"), dict(nan="canonical")]
+POL_IDS = ["default", "ftz", "daz", "no_subnormals", "saturate", "tin_before", "nan_canon"]
+
+
+@pytest.fixture
+def integer_only(monkeypatch):
+    monkeypatch.setattr(hw, "FORCE_INTEGER", True)
+
+
+def _both(fn, *args, **kw):
+    """(bits, sticky flags) of fn(*args, **kw) in a fresh local context."""
+    with sf.localcontext() as ctx:
+        r = fn(*args, **kw)
+    return r, int(ctx.flags)
+
+
+def assert_fast_equals_general(fn, args, what, **kw):
+    """fn(*args, **kw) with the fast paths (default call, with flags, hardware off)
+    equals the general kernels' result, bits and flags, element for element."""
+    with sf.localcontext(fast_paths=False) as ctx:
+        want, wflags = fn(*args, return_flags=True, **kw)
+    wsticky = int(ctx.flags)
+    assert wsticky == int(np.bitwise_or.reduce(wflags.reshape(-1), initial=0))
+    variants = []
+    for force in (False, True):
+        old = hw.FORCE_INTEGER
+        hw.FORCE_INTEGER = force
+        try:
+            got, sticky = _both(fn, *args, **kw)
+            (got2, flags2), sticky2 = _both(fn, *args, return_flags=True, **kw)
+        finally:
+            hw.FORCE_INTEGER = old
+        variants.append(("integer" if force else "hw", got, sticky, got2, flags2, sticky2))
+    for name, got, sticky, got2, flags2, sticky2 in variants:
+        for g, label in ((got, "no flags"), (got2, "flags")):
+            bad = np.flatnonzero(g != want)
+            assert bad.size == 0, (f"{what} [{name}, {label}]: {bad.size} mismatches, first at "
+                                   f"{[tuple(hex(int(a.reshape(-1)[i])) for a in args) for i in bad[:4]]}: "
+                                   f"{[hex(int(g.reshape(-1)[i])) for i in bad[:4]]} want "
+                                   f"{[hex(int(want.reshape(-1)[i])) for i in bad[:4]]}")
+        badf = np.flatnonzero(flags2 != wflags)
+        assert badf.size == 0, (f"{what} [{name}]: {badf.size} flag mismatches, e.g. "
+                                f"{[hex(int(a.reshape(-1)[badf[0]])) for a in args]}: "
+                                f"{flags2.reshape(-1)[badf[0]]} want {wflags.reshape(-1)[badf[0]]}")
+        assert sticky == wsticky and sticky2 == wsticky, (what, name, sticky, sticky2, wsticky)
+    return want
+
+
+# ---------------------------------------------------------------------------
+# conversions: float32 inputs that cover every fp16 / bf16 rounding boundary
+# ---------------------------------------------------------------------------
+def _f32_around_fp16_grid():
+    """float32 bit patterns: every (sign, exponent, top 10 fraction bits) prefix
+    (2^19) with the 13 dropped bits at 0, 1, half - 1, half, half + 1 and all
+    ones: every fp16 value, midpoint and their neighbours, in every binade
+    (subnormal targets, overflow, infinities and NaNs included)."""
+    top = np.arange(1 << 19, dtype=np.uint32) << 13
+    low = np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32)
+    return (top[:, None] | low[None, :]).reshape(-1).view(np.float32)
+
+
+def _f32_around_bf16_grid():
+    top = np.arange(1 << 16, dtype=np.uint32) << 16
+    low = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], np.uint32)
+    return (top[:, None] | low[None, :]).reshape(-1).view(np.float32)
+
+
+def _f64_from(x32):
+    """float64 values: the float32 ones, and each nudged by 2^-30 and 2^-45
+    relative up and down (inexact in float32: the round-to-odd step)."""
+    x = x32.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.concatenate([x, x * (1 + 2.0 ** -30), x * (1 - 2.0 ** -45)])
+
+
+GRIDS = {"fp16": _f32_around_fp16_grid, "bf16": _f32_around_bf16_grid}
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("mode", MODES)
+def test_to_bits_f32_fast_equals_general(fmt, mode):
+    x = GRIDS[fmt]()
+    assert_fast_equals_general(sf.to_bits, (x, fmt, mode), f"f32->{fmt} {mode}")
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("mode", MODES)
+def test_to_bits_f64_fast_equals_general(fmt, mode):
+    x = _f64_from(GRIDS[fmt]()[::3])
+    assert_fast_equals_general(sf.to_bits, (x, fmt, mode), f"f64->{fmt} {mode}")
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("pol", POLICIES, ids=POL_IDS)
+def test_to_bits_policies_fast_equals_general(fmt, pol):
+    x = GRIDS[fmt]()[::5]
+    for mode in MODES:
+        assert_fast_equals_general(sf.to_bits, (x, fmt, mode), f"f32->{fmt} {mode} {pol}", **pol)
+        assert_fast_equals_general(sf.to_bits, (_f64_from(x[::7]), fmt, mode),
+                                   f"f64->{fmt} {mode} {pol}", **pol)
+
+
+def test_to_bits_nearest_even_equals_numpy_and_ml_dtypes():
+    """An oracle sharing no code: numpy's float32/float64 -> float16 and
+    ml_dtypes' float32 -> bfloat16 casts (nearest-even), NaNs aside."""
+    x = _f32_around_fp16_grid()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for xs in (x, _f64_from(x[::9])):
+            want = xs.astype(np.float16).view(np.uint16)
+            got = sf.to_bits(xs, "fp16")
+            keep = ~np.isnan(xs)
+            assert np.array_equal(got[keep], want[keep])
+        xb = _f32_around_bf16_grid()
+        want = xb.astype(ml_dtypes.bfloat16).view(np.uint16)
+        keep = ~np.isnan(xb)
+        assert np.array_equal(sf.to_bits(xb, "bf16")[keep], want[keep])
+
+
+@pytest.mark.parametrize("src, dst", [("fp16", "bf16"), ("bf16", "fp16"), ("fp16", "fp8_e4m3"),
+                                      ("bf16", "fp8_e5m2"), ("fp16", "fp8_e5m2")])
+def test_convert_every_encoding_fast_equals_general(src, dst):
+    """All 2^16 encodings of a 16-bit format into another format, every mode and policy."""
+    b = np.arange(1 << 16, dtype=np.uint16)
+    for pol in POLICIES:
+        for mode in MODES:
+            assert_fast_equals_general(sf.convert, (b, src, dst, mode), f"{src}->{dst} {mode}",
+                                       **pol)
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("pol", POLICIES, ids=POL_IDS)
+def test_sqrt_every_encoding_fast_equals_general(fmt, pol):
+    b = np.arange(1 << 16, dtype=np.uint16)
+    for mode in MODES:
+        assert_fast_equals_general(sf.sqrt, (b, fmt, mode), f"sqrt {fmt} {mode}", **pol)
+
+
+def _boundary_pairs(n, seed):
+    """n pairs of 16-bit encodings biased to the hard cases: random patterns,
+    near-cancellation (b within 64 encodings of +-a), exponents far apart,
+    operands near 1 (products and quotients near the rounding boundaries),
+    and specials/subnormals."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    b = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    k = n // 6
+    b[:k] = ((a[:k].astype(np.int64) + rng.integers(-64, 64, k)) & 0xFFFF).astype(np.uint16)
+    b[k:2 * k] = ((a[k:2 * k].astype(np.int64) + rng.integers(-64, 64, k)) ^ 0x8000).clip(
+        0, 0xFFFF).astype(np.uint16)
+    ones = np.array([0x3C00, 0x3F80], np.uint16)          # 1.0 in fp16 / bf16 (either)
+    a[2 * k:3 * k] = ones[rng.integers(0, 2, k)] + rng.integers(0, 64, k).astype(np.uint16)
+    b[2 * k:3 * k] = ones[rng.integers(0, 2, k)] + rng.integers(0, 64, k).astype(np.uint16)
+    sp = np.array([0, 0x8000, 1, 0x8001, 0x3FF, 0x400, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x7D00,
+                   0x7F7F, 0x7F80, 0xFF80, 0x7FC0, 0x7FA0, 0x80, 0x7F], np.uint16)
+    a[3 * k:3 * k + k // 2] = sp[rng.integers(0, sp.size, k // 2)]
+    b[3 * k + k // 2:4 * k] = sp[rng.integers(0, sp.size, k - k // 2)]
+    return a, b
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "fma"])
+def test_binary_sampled_fast_equals_general(fmt, op):
+    """2^18 boundary-biased pairs (triples for fma), every mode."""
+    a, b = _boundary_pairs(1 << 18, 1)
+    c = _boundary_pairs(1 << 18, 2)[1]
+    fn = getattr(sf, op)
+    args = (a, b, c) if op == "fma" else (a, b)
+    for mode in MODES:
+        assert_fast_equals_general(fn, args + (fmt, mode), f"{op} {fmt} {mode}")
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("pol", POLICIES[1:], ids=POL_IDS[1:])
+def test_binary_policies_fast_equals_general(fmt, pol):
+    a, b = _boundary_pairs(1 << 14, 3)
+    c = _boundary_pairs(1 << 14, 4)[1]
+    for op in ("add", "sub", "mul", "div", "fma"):
+        args = (a, b, c) if op == "fma" else (a, b)
+        for mode in MODES:
+            assert_fast_equals_general(getattr(sf, op), args + (fmt, mode),
+                                       f"{op} {fmt} {mode} {pol}", **pol)
+
+
+def test_binary_broadcast_scalars():
+    a = np.arange(1 << 16, dtype=np.uint16)
+    for fmt in ("fp16", "bf16"):
+        assert_fast_equals_general(sf.mul, (a, np.uint16(0x3E00), fmt), "mul by 1.5")
+        assert_fast_equals_general(sf.fma, (a, np.uint16(0x3E00), a[::-1].copy(), fmt), "fma")
+
+
+def test_fp16_nearest_even_equals_numpy():
+    """fp16 + - * / sqrt in nearest-even against numpy's float16 (which computes
+    in float32 and rounds once: correct by Figueroa's theorem), NaNs aside."""
+    a, b = _boundary_pairs(1 << 18, 5)
+    x, y = a.view(np.float16), b.view(np.float16)
+    with np.errstate(all="ignore"):
+        for op, ref in (("add", x + y), ("sub", x - y), ("mul", x * y), ("div", x / y)):
+            got = getattr(sf, op)(a, b, "fp16")
+            keep = ~np.isnan(ref)
+            assert np.array_equal(got[keep], ref.view(np.uint16)[keep]), op
+        ref = np.sqrt(x)
+        keep = ~np.isnan(ref)
+        assert np.array_equal(sf.sqrt(a, "fp16")[keep], ref.view(np.uint16)[keep])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+@pytest.mark.parametrize("op", ["add", "mul", "div"])
+@pytest.mark.parametrize("mode", ["nearest_even", "upward"])
+def test_binary_all_pairs_fast_equals_general(fmt, op, mode):
+    """All 2^32 pairs (in blocks of 2^24): fast path vs general kernel, bits and flags."""
+    a_all = np.arange(1 << 16, dtype=np.uint16)
+    fn = getattr(sf, op)
+    for hi in range(0, 1 << 16, 256):
+        a = np.repeat(a_all[hi:hi + 256], 1 << 16)
+        b = np.tile(a_all, 256)
+        got, gf = fn(a, b, fmt, mode, return_flags=True)
+        with sf.localcontext(fast_paths=False):
+            want, wf = fn(a, b, fmt, mode, return_flags=True)
+        assert np.array_equal(got, want) and np.array_equal(gf, wf), (op, fmt, mode, hi)
+        assert np.array_equal(fn(a, b, fmt, mode), want), (op, fmt, mode, hi)
+
+
+# ---------------------------------------------------------------------------
+# the switch, the MXCSR guard, the fallback
+# ---------------------------------------------------------------------------
+def test_fast_paths_switch_context_and_environment():
+    assert sf.getcontext().fast_paths in (True, False)
+    with sf.localcontext(fast_paths=False) as ctx:
+        assert ctx.fast_paths is False
+        assert sf.getcontext().fast_paths is False
+    with pytest.raises(TypeError):
+        with sf.localcontext(fast_paths="no"):
+            sf.to_bits(1.0, "fp16")
+    code = "import softfloat as sf; print(sf.getcontext().fast_paths, sf.Context().fast_paths)"
+    for val, want in (("0", "False False"), ("off", "False False"), ("1", "True True")):
+        env = dict(os.environ, SOFTFLOAT_FAST_PATHS=val)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True, cwd=os.path.dirname(os.path.dirname(
+                                 os.path.abspath(__file__))))
+        assert out.stdout.split()[-2:] == want.split()
+
+
+def test_flush_denormal_set_by_another_library_changes_nothing():
+    """torch.set_flush_denormal(True) sets FTZ/DAZ in this thread's MXCSR; the
+    hardware kernels must notice and give the same results (integer path)."""
+    torch = pytest.importorskip("torch")
+    x32 = _f32_around_fp16_grid()[::37].copy()            # small: runs in this thread
+    xs = x32[:60000]
+    with np.errstate(invalid="ignore"):
+        x64 = xs.astype(np.float64)        # made here: numpy's cast flushes under DAZ too
+    sub = (np.arange(1 << 16, dtype=np.uint16))[:60000]
+    rev = sub[::-1].copy()
+    calls = [lambda: sf.to_bits(xs, "fp16"), lambda: sf.to_bits(x64, "fp16"),
+             lambda: sf.to_bits(x64, "bf16", "upward"), lambda: sf.to_bits(xs, "fp16", "odd"),
+             lambda: sf.add(sub, rev, "bf16"), lambda: sf.sqrt(sub, "bf16"),
+             lambda: sf.mul(sub, rev, "fp16", "toward_zero"), lambda: sf.div(rev, sub, "bf16"),
+             lambda: sf.fma(sub, sub, rev, "bf16")]
+    want = [c() for c in calls]
+    assert hw.process_fp_env_ok() or not hw.HAVE_F16C
+    was = torch.set_flush_denormal(True)
+    try:
+        if hw.HAVE_F16C:
+            assert was is True and not hw.process_fp_env_ok()
+        got = [c() for c in calls]
+    finally:
+        torch.set_flush_denormal(False)
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+    # and the hardware result itself: fp16 subnormals from float32 (F16C under
+    # FTZ would flush them)
+    assert sf.to_bits(np.float32([2.0 ** -20]), "fp16")[0] == 0x0010
+
+
+def test_hw_kernels_are_used_and_compile_to_f16c():
+    """The dispatch reaches the hardware kernel on an F16C host (so the tests
+    above compare it, not the integer path twice)."""
+    if not hw.use_hw():
+        pytest.skip("no F16C on this host, or SOFTFLOAT_HW=0")
+    from softfloat._kernels import convert_hw
+    x = np.float32([1.0, 2.0 ** -20, 65520.0])
+    assert sf.to_bits(x, "fp16").tolist() == [0x3C00, 0x0010, 0x7C00]
+    assert any(str(sig[2].dtype) == "float32" for sig in convert_hw.f32_fp16_rne_chunk.signatures)
+
+
+def test_matmul_nan_addend_keeps_its_nan():
+    """Issue 15 item 5: the float32 accumulation fast path replaced every NaN by
+    the default NaN; a NaN c must give the same result with and without flags
+    (the addend's NaN, quieted, as the general kernel's rules say)."""
+    A = sf.to_bits(np.ones((4, 5)), "fp16")
+    B = sf.to_bits(np.ones((5, 3)), "fp16")
+    for cbits in (0x7FC00123, 0xFFC00000, 0x7F800001):
+        c = np.full((4, 3), cbits, np.uint32)
+        r1 = sf.matmul(A, B, "fp16", acc="fp32", c=c)
+        r2, _ = sf.matmul(A, B, "fp16", acc="fp32", c=c, return_flags=True)
+        with sf.localcontext(fast_paths=False):
+            r3 = sf.matmul(A, B, "fp16", acc="fp32", c=c)
+        assert np.array_equal(r1, r2) and np.array_equal(r1, r3), (hex(cbits), r1, r2)
+        assert int(r1[0, 0]) == cbits | 0x00400000
