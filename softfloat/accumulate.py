@@ -268,13 +268,15 @@ class BlockFMA:
 # exact products, alignment to the largest exponent with truncation, one
 # normalisation per block, the result truncated (round toward zero) into binary32,
 # or rounded to nearest-even when the output is binary16.
-# (The Hopper/Blackwell fp8 models, 32 products with -10 alignment bits, keep a
-# narrower accumulator; they are not among these presets.)
+# H100 fp8 (e4m3, e5m2): 32 products, -10 extra bits (a 13-bit accumulator
+# fraction, truncated): Hopper's "fast accumulation"; promotion every N products
+# and block-scaled MMA are in softfloat.mx_gemm.
 TENSOR_CORE_PRESETS = {
     # gpu: {input format: (width, extra alignment bits)}
     "v100": {"fp16": (4, 0)},
     "a100": {"fp16": (8, 1), "bf16": (8, 1), "tf32": (4, 1)},
-    "h100": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
+    "h100": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2), "fp8_e4m3": (32, -10),
+             "fp8_e5m2": (32, -10)},
     "b200": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
 }
 

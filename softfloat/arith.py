@@ -352,17 +352,23 @@ def _signop_result(r, return_flags):
 
 
 def neg(a, fmt, *, return_flags=False):
-    """-a: flips the sign bit (of NaNs too; fnuz zero and NaN unchanged). No flags."""
+    """-a: flips the sign bit (of NaNs too; fnuz zero and NaN unchanged). No flags.
+    fnu formats (e8m0) have no sign bit and only positive values: -a is their NaN."""
     f = V.target_format(fmt)
     x = V.as_bits(a, f, "a")
+    if not f.has_sign:
+        return _signop_result(np.full(x.shape, f.default_nan_bits, f.dtype), return_flags)
     r = _fnuz_fixed(x, (x ^ f.dtype.type(f.sign_mask)).astype(f.dtype), f)
     return _signop_result(r, return_flags)
 
 
 def abs(a, fmt, *, return_flags=False):  # noqa: A001  (the IEEE name; shadows the builtin here)
-    """|a|: clears the sign bit (of NaNs too; the fnuz NaN unchanged). No flags."""
+    """|a|: clears the sign bit (of NaNs too; the fnuz NaN unchanged). No flags.
+    fnu formats (e8m0, no sign bit): a unchanged."""
     f = V.target_format(fmt)
     x = V.as_bits(a, f, "a")
+    if not f.has_sign:
+        return _signop_result(np.array(x, f.dtype), return_flags)
     r = _fnuz_fixed(x, (x & f.dtype.type(f.sign_mask - 1)).astype(f.dtype), f)
     return _signop_result(r, return_flags)
 
@@ -374,6 +380,8 @@ def copysign(a, b, fmt, *, return_flags=False):
     y = V.as_bits(b, f, "b")
     shape = np.broadcast_shapes(x.shape, y.shape)
     x = np.broadcast_to(x, shape)
+    if not f.has_sign:                  # fnu (e8m0): b is positive, a unchanged
+        return _signop_result(np.array(x, f.dtype), return_flags)
     m = f.dtype.type(f.sign_mask)
     r = ((x & f.dtype.type(f.sign_mask - 1)) | (np.broadcast_to(y, shape) & m)).astype(f.dtype)
     return _signop_result(_fnuz_fixed(x, r, f), return_flags)

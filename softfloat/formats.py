@@ -12,6 +12,26 @@ saying how infinity and NaN are encoded, after ml_dtypes:
 ``fnuz``
     finite, unsigned zero: no infinity, no negative zero; the single NaN is
     the pattern that would be -0 (``0x80`` for 8-bit formats).
+``finite``
+    no infinity and no NaN: every encoding is a number (OCP MX element types
+    fp4 e2m1, fp6 e2m3 and e3m2). What has no encoding is decided once, in the
+    kernels (``softfloat._kernels.core``, ``specialize``): a result beyond the
+    largest value saturates to it (OCP MX v1.0: conversions to these types
+    saturate), in every rounding mode and whatever the overflow policy, with
+    overflow and inexact raised; an infinite input or an exact infinite result
+    (x/0) becomes the largest value of its sign with *invalid* raised (as IEEE
+    754 treats an infinity converted to an integer format); a NaN input or an
+    invalid operation (0/0, sqrt(-1)) gives +0 with *invalid* raised
+    (ml_dtypes gives a zero too, of the opposite sign: see docs/mx.md).
+``fnu``
+    finite, unsigned, no zero (OCP E8M0, ``float8_e8m0fnu``): no sign bit,
+    no infinity, no zero and no subnormals; exponent field 0 is the normal
+    value ``2**-bias``; the all-ones encoding is the one NaN. Negative values
+    and zeros have no encoding: they give NaN with invalid raised (as
+    ml_dtypes); a positive value below ``2**-bias`` becomes ``2**-bias`` with
+    underflow and inexact raised; overflow gives NaN (or the largest value in
+    directed modes that round toward zero, and with ``overflow="saturate"``),
+    as for ``fn``. ``fnu`` formats may have 0 fraction bits.
 
 Encodings are right-aligned in the smallest unsigned dtype that holds them.
 Everything else (max, eps, smallest normal/subnormal) is derived.
@@ -25,10 +45,11 @@ import numpy as np
 
 __all__ = [
     "Format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2", "FP8_E4M3",
-    "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP64", "get_format", "formats",
+    "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP4_E2M1", "FP6_E2M3", "FP6_E3M2", "E8M0", "FP64",
+    "get_format", "formats",
 ]
 
-_KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2}
+_KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4}
 
 
 def _exact_int(v, name: str, lo: int, hi: int) -> int:
@@ -76,9 +97,9 @@ class Format:
             raise ValueError(f"Format name must be a non-empty string, got {self.name!r}")
         object.__setattr__(self, "name", str(self.name))
         if not isinstance(self.kind, str) or self.kind not in _KIND_CODES:
-            raise ValueError(f"Format kind must be one of 'ieee', 'fn', 'fnuz', got {self.kind!r}")
+            raise ValueError(f"Format kind must be one of {list(_KIND_CODES)}, got {self.kind!r}")
         object.__setattr__(self, "kind", str(self.kind))
-        for attr, lo, hi in (("ebits", 2, 11), ("mbits", 1, 52)):
+        for attr, lo, hi in (("ebits", 2, 11), ("mbits", 0 if self.kind == "fnu" else 1, 52)):
             object.__setattr__(self, attr, _exact_int(getattr(self, attr), attr, lo, hi))
         if self.name != "fp64" and (self.ebits > 8 or self.mbits > 23):
             raise ValueError(
@@ -112,9 +133,22 @@ class Format:
         return _KIND_CODES[self.kind]
 
     @property
+    def has_sign(self) -> bool:
+        """False for ``fnu`` formats (e8m0), which have no sign bit."""
+        return self.kind != "fnu"
+
+    @property
+    def has_nan(self) -> bool:
+        return self.kind != "finite"
+
+    @property
+    def has_zero(self) -> bool:
+        return self.kind != "fnu"
+
+    @property
     def nbits(self) -> int:
-        """Total width of an encoding, sign included."""
-        return 1 + self.ebits + self.mbits
+        """Total width of an encoding, sign included (``fnu``: no sign bit)."""
+        return int(self.has_sign) + self.ebits + self.mbits
 
     @property
     def precision(self) -> int:
@@ -130,6 +164,7 @@ class Format:
 
     @property
     def sign_mask(self) -> int:
+        """The sign bit (``fnu``: the bit above the encoding, never set)."""
         return 1 << (self.ebits + self.mbits)
 
     @property
@@ -138,20 +173,17 @@ class Format:
 
     @property
     def has_negative_zero(self) -> bool:
-        return self.kind != "fnuz"
+        return self.kind not in ("fnuz", "fnu")
 
     @property
     def emin(self) -> int:
-        """Exponent of the smallest normal number."""
-        return 1 - self.bias
+        """Exponent of the smallest normal number (``fnu``: exponent field 0 is normal)."""
+        return (0 if self.kind == "fnu" else 1) - self.bias
 
     @property
     def emax(self) -> int:
         """Exponent of the largest finite number."""
-        top = (1 << self.ebits) - 1
-        if self.kind == "ieee":
-            top -= 1
-        return top - self.bias
+        return ((self.max_bits >> self.mbits) & ((1 << self.ebits) - 1)) - self.bias
 
     # ---- special encodings -----------------------------------------------
     @property
@@ -160,7 +192,7 @@ class Format:
         full = (1 << (self.ebits + self.mbits)) - 1
         if self.kind == "ieee":
             return ((1 << self.ebits) - 1 << self.mbits) - 1
-        if self.kind == "fn":
+        if self.kind in ("fn", "fnu"):
             return full - 1
         return full
 
@@ -194,6 +226,9 @@ class Format:
 
     @property
     def smallest_subnormal(self) -> float:
+        """Smallest positive value (``fnu`` formats have no subnormals: the smallest normal)."""
+        if self.kind == "fnu":
+            return 2.0 ** self.emin
         return 2.0 ** (self.emin - self.mbits)
 
     @property
@@ -209,7 +244,7 @@ class Format:
     def _value_of(self, bits: int) -> Fraction:
         e = (bits >> self.mbits) & ((1 << self.ebits) - 1)
         f = bits & ((1 << self.mbits) - 1)
-        if e == 0:
+        if e == 0 and self.kind != "fnu":
             v = Fraction(f, 1 << self.mbits) * Fraction(2) ** self.emin
         else:
             v = (1 + Fraction(f, 1 << self.mbits)) * Fraction(2) ** (e - self.bias)
@@ -237,10 +272,17 @@ FP8_E4M3 = Format("fp8_e4m3", 4, 3, "fn", aliases=("e4m3", "fp8_e4m3fn", "e4m3fn
                                                    "float8_e4m3fn", "f8e4m3"))
 FP8_E4M3FNUZ = Format("fp8_e4m3fnuz", 4, 3, "fnuz", aliases=("e4m3fnuz", "float8_e4m3fnuz"))
 FP8_E5M2FNUZ = Format("fp8_e5m2fnuz", 5, 2, "fnuz", aliases=("e5m2fnuz", "float8_e5m2fnuz"))
+# OCP Microscaling v1.0 element and scale types (section 5): no infinity, no NaN ...
+FP4_E2M1 = Format("fp4_e2m1", 2, 1, "finite", aliases=("float4_e2m1fn", "fp4", "mxfp4_e2m1"))
+FP6_E2M3 = Format("fp6_e2m3", 2, 3, "finite", aliases=("float6_e2m3fn",))
+FP6_E3M2 = Format("fp6_e3m2", 3, 2, "finite", aliases=("float6_e3m2fn",))
+# ... and the unsigned exponent-only scale: 2**-127 .. 2**127, 0xFF = NaN.
+E8M0 = Format("e8m0", 8, 0, "fnu", aliases=("float8_e8m0fnu", "fp8_e8m0", "e8m0fnu"))
 # float64 is a host format, used as a source of conversions; it is not a target.
 FP64 = Format("fp64", 11, 52, aliases=("double", "binary64", "float64", "f64"))
 
-_BUILTIN = [FP16, BF16, FP32, TF32, FP8_E5M2, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2FNUZ]
+_BUILTIN = [FP16, BF16, FP32, TF32, FP8_E5M2, FP8_E4M3, FP8_E4M3FNUZ, FP8_E5M2FNUZ,
+            FP4_E2M1, FP6_E2M3, FP6_E3M2, E8M0]
 _REGISTRY: dict = {}
 def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
@@ -259,8 +301,9 @@ def formats() -> list:
 def get_format(fmt) -> Format:
     """Return the `Format` named by ``fmt`` (a Format or a name/alias, case-insensitive).
 
-    Custom formats can also be named ``"e{E}m{M}"`` (IEEE encoding), ``"e{E}m{M}fn"``
-    or ``"e{E}m{M}fnuz"``.
+    Custom formats can also be named ``"e{E}m{M}"`` (IEEE encoding), ``"e{E}m{M}fn"``,
+    ``"e{E}m{M}fnuz"``, ``"e{E}m{M}finite"`` (no infinity, no NaN) or
+    ``"e{E}m{M}fnu"`` (unsigned, no zero, all-ones NaN).
     """
     if isinstance(fmt, Format):
         if fmt.name == "fp64":
@@ -273,7 +316,7 @@ def get_format(fmt) -> Format:
     if key in _REGISTRY:
         return _REGISTRY[key]
     import re
-    m = re.fullmatch(r"(?:fp(\d+)_)?e(\d+)m(\d+)(fn|fnuz)?", key)
+    m = re.fullmatch(r"(?:fp(\d+)_)?e(\d+)m(\d+)(fnuz|fnu|fn|finite)?", key)
     if m:
         E, M = int(m.group(2)), int(m.group(3))
         # "fp<N>_e<E>m<M>" is strict: N must be the width 1 + E + M ("fp32_e4m3" is
@@ -284,4 +327,4 @@ def get_format(fmt) -> Format:
         return Format(key, E, M, m.group(4) or "ieee")
     names = sorted({f.name for f in _BUILTIN})
     raise ValueError(f"unknown format {fmt!r}; expected one of {names}, an alias such as "
-                     f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz]', or a softfloat.Format")
+                     f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz|finite|fnu]', or a softfloat.Format")

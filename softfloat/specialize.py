@@ -62,6 +62,8 @@ class NanRule:
         if p is None:
             return default_nan_bits(fmt)
         if p == "negative":
+            if fmt.kind in ("fnuz", "fnu", "finite"):   # no sign to set on the NaN
+                return default_nan_bits(fmt)
             if fmt.kind == "fnuz":          # a single NaN, already "negative"
                 return default_nan_bits(fmt)
             return default_nan_bits(fmt) | fmt.sign_mask
@@ -76,11 +78,14 @@ class NanRule:
 # --------------------------------------------------------------------------
 def default_nan_bits(fmt) -> int:
     """The format's own default NaN: positive, quiet, payload 0 (0x7E00 fp16,
-    0x7FC0 bf16, 0x7F e4m3 (fn), 0x80 fnuz)."""
+    0x7FC0 bf16, 0x7F e4m3 (fn), 0x80 fnuz, 0xFF e8m0 (fnu)). ``finite`` formats
+    (OCP fp4/fp6) have no NaN: 0, the +0 that a NaN result becomes there."""
     if fmt.kind == "ieee":
         return (((1 << fmt.ebits) - 1) << fmt.mbits) | (1 << (fmt.mbits - 1))
-    if fmt.kind == "fn":
+    if fmt.kind in ("fn", "fnu"):
         return (1 << (fmt.ebits + fmt.mbits)) - 1
+    if fmt.kind == "finite":
+        return 0
     return fmt.sign_mask
 
 
@@ -89,6 +94,10 @@ def is_nan_bits(fmt, bits):
     range; any integer dtype) encodes a NaN."""
     if fmt.kind == "fnuz":
         return bits == fmt.sign_mask
+    if fmt.kind == "finite":                # OCP fp4/fp6: no NaN
+        return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
+    if fmt.kind == "fnu":                   # e8m0: all ones
+        return bits == fmt.sign_mask - 1
     mag = bits & (fmt.sign_mask - 1)
     if fmt.kind == "fn":
         return mag == fmt.sign_mask - 1

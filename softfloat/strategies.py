@@ -121,7 +121,7 @@ def _finite_intervals(fmt: Format, lo, hi, allow_subnormal):
     def mag_range(a, b):                   # magnitudes [a, b] minus subnormals
         if a > b:
             return []
-        if allow_subnormal:
+        if allow_subnormal or fmt.kind == "fnu":   # fnu (e8m0): no subnormals, no zero
             return [(a, b)]
         parts = []
         if a == 0:
@@ -144,6 +144,8 @@ def _finite_intervals(fmt: Format, lo, hi, allow_subnormal):
     for x, y in mag_range(a, b):
         out.append((x, y))
     # negative values (including -0 where it exists)
+    if not fmt.has_sign:
+        return out
     if fmt.has_negative_zero:
         na = 0
     else:
@@ -168,7 +170,8 @@ def _boundary_list(fmt: Format):
     for ef in range(1, (fmt.max_bits >> M) + 1, max(1, (fmt.max_bits >> M) // 8)):
         mags |= {ef << M, (ef << M) - 1, (ef << M) | ((1 << M) - 1)}
     mags = {m for m in mags if 0 <= m <= fmt.max_bits}
-    out = sorted(mags) + sorted((sm | m) for m in mags if m or fmt.has_negative_zero)
+    out = sorted(mags) + sorted((sm | m) for m in mags
+                                if fmt.has_sign and (m or fmt.has_negative_zero))
     if fmt.kind == "ieee":
         inf = fmt.inf_bits
         q = inf | (1 << (M - 1))
@@ -176,7 +179,9 @@ def _boundary_list(fmt: Format):
                 inf | ((1 << (M - 1)) - 1) if M > 1 else inf | 1, inf | ((1 << M) - 1)]
     elif fmt.kind == "fn":
         out += [fmt.sign_mask - 1, sm | (fmt.sign_mask - 1)]
-    else:
+    elif fmt.kind == "fnu":
+        out += [fmt.sign_mask - 1]
+    elif fmt.kind == "fnuz":
         out += [sm]
     seen, res = set(), []
     for b in out:
@@ -200,7 +205,9 @@ def _encoding_strategy(fmt, allow_nan, allow_infinity, allow_subnormal, min_valu
     if allow_nan and bounded:
         raise ValueError("allow_nan=True cannot be combined with min_value/max_value "
                          "(NaN lies in no range)")
-    allow_nan = (not bounded) if allow_nan is None else allow_nan
+    if allow_nan and not f.has_nan:
+        raise ValueError(f"{f.name} has no NaN; pass allow_nan=False")
+    allow_nan = (not bounded and f.has_nan) if allow_nan is None else allow_nan
     allow_infinity = _bool("allow_infinity", allow_infinity, none_ok=True)
     if allow_infinity is None:
         allow_infinity = f.has_inf and (hi is None or hi == math.inf or
@@ -225,6 +232,8 @@ def _encoding_strategy(fmt, allow_nan, allow_infinity, allow_subnormal, min_valu
         elif f.kind == "fn":
             intervals.append((f.sign_mask - 1, f.sign_mask - 1))
             intervals.append(((f.sign_mask << 1) - 1, (f.sign_mask << 1) - 1))
+        elif f.kind == "fnu":
+            intervals.append((f.sign_mask - 1, f.sign_mask - 1))
         else:
             intervals.append((f.sign_mask, f.sign_mask))
     if not intervals:

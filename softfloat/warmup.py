@@ -106,6 +106,14 @@ def _all():
     t.append(("sum fp16 kahan", lambda: sf.sum(enc["fp16"][:5], "fp16", kahan=True)))
     # (any uint16 is a bf16 encoding)
     t.append(("matmul bf16 acc=fp32", lambda: sf.matmul(A, B, "bf16", acc="fp32")))
+    # block-scaled formats (softfloat.mx): one quantize kernel per host dtype
+    for dt in (np.float32, np.float64):
+        x = np.linspace(-3.0, 3.0, 64).astype(dt)
+        t.append((f"mx quantize {np.dtype(dt).name}", lambda x=x: (
+            [sf.mx.dequantize(*sf.mx.quantize(x, f), f) for f in ("mxfp8_e4m3", "mxint8",
+                                                                 "nvfp4")],
+            sf.mx.quantize(x, "mxfp4", rounding="stochastic", seed=0),
+            sf.mx.quantize_per_tensor(x))))
     return t
 
 
@@ -121,7 +129,7 @@ def tasks(everything: bool = False):
 _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
-_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1}
+_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6}
 
 
 def group_of(name: str) -> str:
@@ -135,6 +143,8 @@ def group_of(name: str) -> str:
         return "from_bits"
     if name.startswith(("sum", "matmul")):
         return "accum"
+    if name.startswith("mx"):
+        return "mx"
     return "arith"
 
 

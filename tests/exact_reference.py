@@ -29,6 +29,14 @@ see softfloat/context.py):
   (overflow=None/'ieee'/'nan'), or the largest finite value (overflow='saturate').
   An infinite *input* becomes NaN with invalid, or the largest finite value
   (saturate) with no flag.
+- finite formats (OCP fp4/fp6: no infinity, no NaN): an overflow gives the
+  largest finite value of its sign in every mode and policy (overflow, inexact);
+  an infinite input gives it too, with invalid; a NaN input gives +0 with invalid.
+- fnu formats (OCP E8M0: no sign bit, no zero, no subnormals, all-ones NaN):
+  negative values, zeros and -inf give the NaN with invalid; a positive value is
+  rounded to M fraction bits at its own exponent (no subnormal grid), and a
+  result below 2**-bias becomes 2**-bias (underflow, inexact); overflow and +inf
+  as for fn formats.
 """
 from __future__ import annotations
 
@@ -74,19 +82,27 @@ def layout(fmt) -> Layout:
         E, M, bias, kind = fmt
     else:
         E, M, bias, kind = fmt.ebits, fmt.mbits, fmt.bias, fmt.kind
-    assert kind in ("ieee", "fn", "fnuz")
+    assert kind in ("ieee", "fn", "fnuz", "finite", "fnu")
     top = (1 << E) - 1                # the all-ones exponent field
     emin = 1 - bias                   # exponent of the smallest normal (field 1)
-    if kind == "ieee":
+    nbits = 1 + E + M
+    if kind == "fnu":                 # no sign bit; field 0 is a normal exponent
+        emin = -bias
+        nbits = E + M
+        if M == 0:                    # the all-ones field is the NaN as a whole
+            emax, max_frac = top - 1 - bias, 0
+        else:
+            emax, max_frac = top - bias, (1 << M) - 2
+    elif kind == "ieee":
         emax = (top - 1) - bias       # all-ones field is inf/NaN
         max_frac = (1 << M) - 1
     elif kind == "fn":
         emax = top - bias             # all-ones field is usable ...
         max_frac = (1 << M) - 2       # ... except all-ones fraction (NaN)
     else:
-        emax = top - bias             # fnuz: only 0x80-like pattern is NaN
+        emax = top - bias             # fnuz: only 0x80-like pattern is NaN; finite: none
         max_frac = (1 << M) - 1
-    return Layout(E, M, bias, kind, 1 + E + M, emin, emax, max_frac)
+    return Layout(E, M, bias, kind, nbits, emin, emax, max_frac)
 
 
 def max_value(fmt) -> Fraction:
@@ -96,8 +112,13 @@ def max_value(fmt) -> Fraction:
 
 
 def nan_bits(fmt, sign=0) -> int:
-    """A quiet NaN encoding (the format's default one; fn keeps the sign)."""
+    """A quiet NaN encoding (the format's default one; fn keeps the sign).
+    finite formats have none: None."""
     L = layout(fmt)
+    if L.kind == "finite":
+        return None
+    if L.kind == "fnu":
+        return (1 << (L.E + L.M)) - 1
     if L.kind == "ieee":
         return (sign << (L.E + L.M)) | (((1 << L.E) - 1) << L.M) | (1 << (L.M - 1))
     if L.kind == "fn":
@@ -137,6 +158,10 @@ def decode(bits: int, fmt) -> Decoded:
         return Decoded("qnan", sign, None)
     if L.kind == "fnuz" and sign == 1 and efield == 0 and frac == 0:
         return Decoded("qnan", sign, None)
+    if L.kind == "fnu":
+        if efield == top and frac == (1 << L.M) - 1:
+            return Decoded("qnan", 0, None)
+        return Decoded("finite", 0, (1 + Fraction(frac, 1 << L.M)) * Fraction(2) ** (efield - L.bias))
     if efield == 0:
         if frac == 0:
             return Decoded("zero", sign, Fraction(0))
@@ -202,7 +227,14 @@ def _round_to_step(sign, mag, q_exp, mode, sr_bits, sr_random):
 def _encode_finite(sign: int, v: Fraction, L: Layout) -> int:
     """Encoding of a representable magnitude v >= 0 (v <= max)."""
     if v == 0:
+        assert L.kind != "fnu"
         return 0 if L.kind == "fnuz" else sign << (L.E + L.M)
+    if L.kind == "fnu":
+        assert sign == 0 and v >= Fraction(2) ** L.emin
+        e = _floor_log2(v)
+        f = v / Fraction(2) ** (e - L.M) - (1 << L.M)
+        assert f.denominator == 1 and 0 <= f < (1 << L.M)
+        return ((e + L.bias) << L.M) | int(f)
     if v < Fraction(2) ** L.emin:                     # subnormal: field 0
         f = v / Fraction(2) ** (L.emin - L.M)
         assert f.denominator == 1 and 0 < f < (1 << L.M)
@@ -218,7 +250,7 @@ def _encode_finite(sign: int, v: Fraction, L: Layout) -> int:
 def _overflow_bits(sign: int, L: Layout, mode: str, overflow) -> int:
     """Result of an overflow: infinity (or NaN without one) or the largest finite."""
     maxb = (sign << (L.E + L.M)) | (((L.emax + L.bias) << L.M) | L.max_frac)
-    if overflow == "saturate":
+    if overflow == "saturate" or L.kind == "finite":
         return maxb
     to_inf = (mode in ("nearest_even", "nearest_away", "stochastic")
               or (mode == "upward" and sign == 0) or (mode == "downward" and sign == 1))
@@ -240,6 +272,16 @@ def round_exact(sign: int, mag: Fraction, fmt, rounding: str, *, tininess="after
     if overflow == "nan":
         assert L.kind != "ieee", "overflow='nan' is for formats without infinity"
     e = _floor_log2(mag)
+    if L.kind == "fnu":
+        if sign == 1:
+            return nan_bits(L), INVALID
+        # no subnormal grid: M fraction bits below the leading bit at every exponent
+        v, inexact = _round_to_step(sign, mag, e - L.M, mode, sr_bits, sr_random)
+        if v > max_value(L):
+            return _overflow_bits(sign, L, mode, overflow), OVERFLOW | INEXACT
+        if v < Fraction(2) ** L.emin:
+            return _encode_finite(0, Fraction(2) ** L.emin, L), UNDERFLOW | INEXACT
+        return _encode_finite(0, v, L), (INEXACT if inexact else 0)
     # The result's quantum: M fraction bits below the leading bit, but never
     # below the subnormal quantum 2**(emin - M).
     v, inexact = _round_to_step(sign, mag, max(e, L.emin) - L.M, mode, sr_bits, sr_random)
@@ -290,10 +332,16 @@ def round_value(x, fmt, rounding="nearest_even", *, daz=False, src=None, **polic
     cls, sign, mag, nbits = _host_sign_and_value(x)
     if cls == "nan":
         quiet = (nbits >> 51) & 1
+        if L.kind == "finite":
+            return 0, INVALID
         return nan_bits(fmt, sign), (0 if quiet else INVALID)
     if cls == "inf":
         if L.kind == "ieee":
             return (sign << (L.E + L.M)) | (((1 << L.E) - 1) << L.M), 0
+        if L.kind == "finite":
+            return (sign << (L.E + L.M)) | (((L.emax + L.bias) << L.M) | L.max_frac), INVALID
+        if L.kind == "fnu" and sign == 1:
+            return nan_bits(fmt), INVALID
         if policies.get("overflow") == "saturate":
             return (sign << (L.E + L.M)) | (((L.emax + L.bias) << L.M) | L.max_frac), 0
         return nan_bits(fmt, sign), INVALID
@@ -302,6 +350,8 @@ def round_value(x, fmt, rounding="nearest_even", *, daz=False, src=None, **polic
         if mag < Fraction(2) ** layout(src).emin:
             cls = "zero"
     if cls == "zero":
+        if L.kind == "fnu":
+            return nan_bits(fmt), INVALID
         return _encode_finite(sign, Fraction(0), L), 0
     return round_exact(sign, mag, fmt, rounding, **policies)
 

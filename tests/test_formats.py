@@ -219,7 +219,7 @@ def test_unknown_name_lists_choices():
     (dict(name="x", ebits=5, mbits=24), "at most 8 exponent"),
     (dict(name="x", ebits=1, mbits=3), "ebits"),
     (dict(name="x", ebits=5, mbits=0), "mbits"),
-    (dict(name="x", ebits=5, mbits=3, kind="fnu"), "kind"),
+    (dict(name="x", ebits=5, mbits=3, kind="fnz"), "kind"),
     (dict(name="", ebits=5, mbits=3), "name"),
     (dict(name="x", ebits=5, mbits=2, bias=-1000), "outside float64"),
     (dict(name="x", ebits=5, mbits=2, bias=1022), "outside float64"),

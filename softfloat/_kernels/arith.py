@@ -28,7 +28,7 @@ from .._parallel import run_chunks
 from .core import (C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
                    OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, clz64,
                    inf_bits, is_stochastic, rand_bits, round_pack, shift_right_jam, unpack,
-                   zero_bits)
+                   zero_bits, zero_flags)
 from .specialize import fresh_nan, invalid_int, nan_operands
 
 # Binary operation codes (binary_array).
@@ -62,7 +62,7 @@ def finish(code, s, e, m, fx, ca, sa, ma, la, cb, sb, mb, lb, cc, sc, mc, lc,
     if code == R_BITS:
         return m, fx
     if code == R_ZERO:
-        return zero_bits(s, E, M, kind), fx
+        return zero_bits(s, E, M, kind), fx | zero_flags(kind)
     if code == R_INF:
         b, f = inf_bits(s, E, M, kind, pol[P_OVF])
         return b, f | fx
@@ -371,7 +371,7 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     """Signed 64-bit integer -> encoding, rounded once."""
     v = np.int64(v)
     if v == 0:
-        return zero_bits(_I0, E, M, kind), 0
+        return zero_bits(_I0, E, M, kind), zero_flags(kind)
     s = _I0
     e = _I0
     if v < 0:

@@ -12,8 +12,9 @@ RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
 F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
 # Overflow policies.
 OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
-# Format kinds.
-K_IEEE, K_FN, K_FNUZ = 0, 1, 2
+# Format kinds (softfloat.formats): K_FINITE has no infinity and no NaN (OCP fp4/fp6),
+# K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
+K_IEEE, K_FN, K_FNUZ, K_FINITE, K_FNU = 0, 1, 2, 3, 4
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.

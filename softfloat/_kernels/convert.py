@@ -3,10 +3,11 @@ target format, directly with one rounding; and encodings to exact float64."""
 import numpy as np
 from numba import njit, prange
 
-from .core import (C_FINITE, C_INF, C_ZERO, K_IEEE, NAN_PROPAGATE, P_DAZ, P_FTZ, P_MODE,
+from .core import (C_FINITE, C_INF, C_ZERO, F_INVALID, K_FINITE, K_IEEE, NAN_PROPAGATE, P_DAZ,
+                   P_FTZ, P_MODE,
                    P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, clz64, inf_bits,
                    is_stochastic, max_mag, rand_bits, round_pack, unpack_in_flight,
-                   zero_bits)
+                   zero_bits, zero_flags)
 from .specialize import float64_nan, make_nan, nan_operand
 
 
@@ -19,10 +20,13 @@ def round_value(cls, sign, exp, sig, dE, dM, db, dk, pol, rbits):
     if cls == C_FINITE:
         return round_pack(sign, exp, sig, dE, dM, db, dk, pol, rbits)
     if cls == C_ZERO:
-        return zero_bits(sign, dE, dM, dk), 0
+        return zero_bits(sign, dE, dM, dk), zero_flags(dk)
     if cls == C_INF:
         return inf_bits(sign, dE, dM, dk, pol[P_OVF])
-    return nan_operand(cls, sign, sig, exp, dE, dM, dk, pol)
+    b, f = nan_operand(cls, sign, sig, exp, dE, dM, dk, pol)
+    if dk == K_FINITE:                # no NaN there: +0, and the NaN is invalid
+        f |= F_INVALID
+    return b, f
 
 
 @njit(cache=True)
@@ -100,6 +104,7 @@ def fast_constants(dE, dM, db, dk, pol):
     # Python caller sends NAN_KEEP to the general path.
     out[7] = 1 if (dk == K_IEEE and pol[P_NAN] == NAN_PROPAGATE) else 0
     out[8] = max_mag(dE, dM, dk)
+    out[9] = 1 if dk == K_FINITE else 0      # every NaN input is invalid (no NaN there)
     return out
 
 
@@ -190,7 +195,7 @@ def convert_host_branchfree(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up
                | (frac >> (sM - dM)))
     nanres = _sel(cst[7], nanprop, _sel(sign, cst[6], cst[5]))
     spres = _sel(isnan, nanres, _sel(sign, cst[3], cst[2]))
-    spfl = _sel(isnan, (1 - quiet) << 4, cst[4])
+    spfl = _sel(isnan, ((1 - quiet) | cst[9]) << 4, cst[4])
     res = _sel(special, spres, res)
     flags = _sel(special, spfl, flags)
     return res, flags

@@ -11,7 +11,8 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE,  # noqa: F401
-                    F_INVALID, F_OVERFLOW, F_UNDERFLOW, K_FN, K_FNUZ, K_IEEE, NAN_CANONICAL,
+                    F_INVALID, F_OVERFLOW, F_UNDERFLOW, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE,
+                    NAN_CANONICAL,
                     NAN_KEEP, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE, P_DAZ, P_FTZ,
                     P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RTO,
                     RTZ, RUP)
@@ -84,10 +85,12 @@ def unpack(bits, E, M, bias, kind, daz):
             if frac >> (M - 1):
                 return C_QNAN, sign, np.int64(0), frac
             return C_SNAN, sign, np.int64(0), frac
-    elif kind == K_FN:
+    elif kind == K_FN or kind == K_FNU:
         if efield == eall and frac == (np.int64(1) << M) - 1:
             return C_QNAN, sign, np.int64(0), frac
-    else:
+        if kind == K_FNU:             # no subnormals: field 0 is 2**-bias
+            return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
+    elif kind == K_FNUZ:
         if sign == 1 and efield == 0 and frac == 0:
             return C_QNAN, sign, np.int64(0), frac
     if efield == 0:
@@ -131,7 +134,7 @@ def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
         return (((np.int64(1) << E) - 1) << M) - 1
-    if kind == K_FN:
+    if kind == K_FN or kind == K_FNU:
         return (np.int64(1) << (E + M)) - 2
     return (np.int64(1) << (E + M)) - 1
 
@@ -139,8 +142,9 @@ def max_mag(E, M, kind):
 @njit(cache=True)
 def overflow_result(sign, to_inf, E, M, kind, ovf):
     """Encoding for an overflowed result (the flags are the caller's). ``to_inf``:
-    the rounding mode carries this sign's overflow to infinity (round_pack says)."""
-    if ovf == OVF_SATURATE or not to_inf:
+    the rounding mode carries this sign's overflow to infinity (round_pack says).
+    finite formats saturate in every mode (OCP MX v1.0: conversions saturate)."""
+    if ovf == OVF_SATURATE or not to_inf or kind == K_FINITE:
         return (sign << (E + M)) | max_mag(E, M, kind)
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M)
@@ -162,14 +166,18 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     mode = pol[P_MODE]
     flags = 0
     if sig == 0:
-        return zero_bits(np.int64(1) if mode == RDN else np.int64(0), E, M, kind), 0
+        return zero_bits(np.int64(1) if mode == RDN else np.int64(0), E, M, kind), zero_flags(kind)
+    fnu = kind == K_FNU
+    if fnu and sign == 1:             # fnu (e8m0) has no negative values
+        return signed_nan(sign, E, M, kind), F_INVALID
     # 1. Normalize: leading one at bit 62.
     lz = clz64(sig) - 1
     sig = sig << lz
     exp = exp - lz
     e = exp + 62                      # exponent of the leading bit
     emin = 1 - bias
-    tiny_before = e < emin
+    # fnu has no subnormals: it rounds to M bits at every exponent (see step 6)
+    tiny_before = e < emin and not fnu
     # 2. Rounding point: M fraction bits for normal results, fewer below emin.
     sh = 62 - M
     if tiny_before:
@@ -207,6 +215,13 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
                   or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
         return overflow_result(sign, to_inf, E, M, kind, pol[P_OVF]), flags
     # 6. Tininess and underflow.
+    if fnu:
+        # mag = ((e + bias - 1) << M) + q is the encoding of q * 2**(e - M) also
+        # below 2**-bias (negative there; 0 exactly at 2**-bias, reached by a carry
+        # from e = -bias - 1). No zero, no subnormals: clamp to 2**-bias.
+        if mag < 0:
+            return np.int64(0), flags | F_UNDERFLOW | F_INEXACT
+        return mag, flags
     tiny = tiny_before
     if tiny and e == emin - 1 and pol[P_TINB] == 0 and mode != RSR and mode != RTO:
         # after rounding: would rounding to full precision carry up to 2**emin?
@@ -228,17 +243,32 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
 
 @njit(cache=True)
 def zero_bits(sign, E, M, kind):
+    """Encoding of a zero result. fnu formats have no zero: their NaN (callers
+    raise invalid there: see `zero_flags`)."""
     if kind == K_FNUZ:
         return np.int64(0)
+    if kind == K_FNU:
+        return (np.int64(1) << (E + M)) - 1
     return sign << (E + M)
+
+
+@njit(cache=True)
+def zero_flags(kind):
+    """Flags of a zero result: invalid for fnu formats, which have no zero."""
+    return F_INVALID if kind == K_FNU else 0
 
 
 @njit(cache=True)
 def inf_bits(sign, E, M, kind, ovf):
     """Encoding for an exact infinite result; formats without infinity give NaN
-    (or their largest value when overflow saturates). Returns (bits, flags)."""
+    (or their largest value when overflow saturates); finite formats (no NaN) give
+    their largest value and raise invalid; fnu gives NaN for -inf. Returns (bits, flags)."""
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
+    if kind == K_FINITE:
+        return (sign << (E + M)) | max_mag(E, M, kind), F_INVALID
+    if kind == K_FNU and sign == 1:
+        return signed_nan(sign, E, M, kind), F_INVALID
     if ovf == OVF_SATURATE:
         return (sign << (E + M)) | max_mag(E, M, kind), 0
     return signed_nan(sign, E, M, kind), F_INVALID

@@ -23,6 +23,8 @@ policy or a platform preset into the two policy entries read here):
   NaN's sign under propagate; ``fnuz`` formats have a single NaN. Overflow to
   NaN and an infinite result in such a format keep the sign (as ml_dtypes does),
   whatever the NaN mode.
+* ``finite`` formats (OCP fp4/fp6) have no NaN: +0 stands for every NaN result
+  (the caller raises invalid); ``fnu`` formats (E8M0) have one NaN, all ones.
 * Invalid integer conversions (NaN, infinity, out of range) give the integer
   type's minimum (x86 "integer indefinite", SoftFloat 8086-SSE).
 
@@ -33,7 +35,7 @@ fresh NaN.
 import numpy as np
 from numba import njit
 
-from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FN, K_FNUZ, K_IEEE, NAN_CANONICAL,
+from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE, NAN_CANONICAL,
                     NAN_KEEP, NAN_PROPAGATE, P_NAN, P_NANBITS)
 
 _I0 = np.int64(0)
@@ -47,6 +49,10 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     NaN (otherwise)."""
     if kind == K_FNUZ:
         return np.int64(1) << (E + M)
+    if kind == K_FNU:
+        return (np.int64(1) << (E + M)) - 1
+    if kind == K_FINITE:
+        return _I0
     if nanmode == NAN_CANONICAL or plen == 0:
         return nanbits
     if kind == K_FN:                  # one NaN per sign: the sign is the payload
@@ -128,6 +134,8 @@ def is_nan_bits(x, E, M, kind):
     mag = x & ((np.int64(1) << (E + M)) - 1)
     if kind == K_IEEE:
         return mag > (((np.int64(1) << E) - 1) << M)
-    if kind == K_FN:
+    if kind == K_FN or kind == K_FNU:
         return mag == (np.int64(1) << (E + M)) - 1
+    if kind == K_FINITE:
+        return False
     return x == (np.int64(1) << (E + M))

@@ -26,7 +26,7 @@ INEXACT, UNDERFLOW, OVERFLOW, INFINITE, INVALID = 1, 2, 4, 8, 16
 # rounding codes (the public order of softfloat.rounding.Rounding)
 RNE, RNA, RTZ, RUP, RDN, RTO = 0, 1, 2, 3, 4, 5
 # format kinds (formats.Format.kind_code)
-IEEE, FN, FNUZ = 0, 1, 2
+IEEE, FN, FNUZ, FINITE = 0, 1, 2, 3   # FINITE: no infinity, no NaN (OCP fp4/fp6)
 # oracle methods
 M_HOST, M_RO53 = 0, 1
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import FN, FNUZ, IEEE, INEXACT, OVERFLOW, UNDERFLOW, bits_f64, f64_bits
+from ._bits import FINITE, FN, FNUZ, IEEE, INEXACT, OVERFLOW, UNDERFLOW, bits_f64, f64_bits
 from .nan_rules import nan_out
 
 
@@ -61,6 +61,8 @@ def host_rne(hi, s, E, M, bias, kind, fmax, T, dnan):
         flags |= OVERFLOW | INEXACT
         if kind == IEEE:
             return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), flags
+        if kind == FINITE:                      # saturates (nearest even: host oracle)
+            return (sign << (E + M)) | ((np.int64(1) << (E + M)) - 1), flags
         return nan_out(sign, 0, 1, True, E, M, kind, dnan), flags
     tiny = (ah < T) | ((ah == T) & (sm < 0))
     flags |= np.int64(tiny & inexact) * UNDERFLOW

@@ -123,7 +123,7 @@ def _frac_round(x, sticky, sign, fmt: Format, mode: int):
     if val > Fraction(fmt.max):
         flags |= OVERFLOW | INEXACT
         to_inf = mode in (RNE, RNA) or (mode == RUP and sign == 0) or (mode == RDN and sign == 1)
-        if to_inf:
+        if to_inf and fmt.kind != "finite":    # finite formats saturate
             if fmt.kind == "ieee":
                 return (sign << (fmt.ebits + M)) | fmt.inf_bits, flags
             return (fmt.sign_mask if fmt.kind == "fnuz" else

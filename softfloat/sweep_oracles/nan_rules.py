@@ -27,14 +27,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import (FIN, FN, FNUZ, IEEE, INF, INFINITE, INVALID, OP_ADD, OP_CONV, OP_DIV,
+from ._bits import (FIN, FINITE, FN, FNUZ, IEEE, INF, INFINITE, INVALID, OP_ADD, OP_CONV, OP_DIV,
                     OP_FMA, OP_MUL, OP_SQRT, OP_SUB, QNAN, RDN, SNAN, Z)
 
 
 @njit(cache=True, nogil=True)
 def nan_out(sign, frac, fM, have, E, M, kind, dnan):
     """The promised NaN encoding: a quieted source (sign, frac of fM bits) when
-    ``have``, else the default NaN ``dnan``."""
+    ``have``, else the default NaN ``dnan``. FINITE formats: +0 stands for it."""
+    if kind == FINITE:
+        return np.int64(0)
     if kind == FNUZ:
         return np.int64(1) << (E + M)
     if kind == FN:
@@ -56,6 +58,8 @@ def inf_out(sign, E, M, kind, dnan):
     """Exact infinite result: (bits, extra flags); no infinity: NaN and invalid."""
     if kind == IEEE:
         return (np.int64(sign) << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
+    if kind == FINITE:           # the largest value of that sign, invalid
+        return (np.int64(sign) << (E + M)) | ((np.int64(1) << (E + M)) - 1), INVALID
     return nan_out(sign, 0, 1, True, E, M, kind, dnan), INVALID
 
 
@@ -116,6 +120,8 @@ def special(op, ca, xa, cb, xb, cc, xc, sE, sM, sk, E, M, kind, mode, dnan):
         return False, np.int64(0), 0
     if ca >= QNAN or (op <= OP_DIV and cb >= QNAN):
         fl = INVALID if (ca == SNAN or (op <= OP_DIV and cb == SNAN)) else 0
+        if kind == FINITE:                 # no NaN to give: +0 and invalid
+            fl = INVALID
         src = xa if ca >= QNAN else xb
         return True, _src_nan(src, sE, sM, sk, E, M, kind, dnan), fl
     if op == OP_CONV:

@@ -46,7 +46,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._bits import (FN, FNUZ, IEEE, INEXACT, OP_ADD, OP_DIV, OP_MUL, OP_SQRT, OP_SUB,
+from ._bits import (FINITE, FN, FNUZ, IEEE, INEXACT, OP_ADD, OP_DIV, OP_MUL, OP_SQRT, OP_SUB,
                     OVERFLOW, RDN, RNA, RNE, RTO, RUP, UNDERFLOW, bits_f64, f64_bits, fma_f64)
 from .nan_rules import nan_out
 
@@ -146,7 +146,7 @@ def ro_round(hi, s, E, M, bias, kind, mode, dnan):
         flags |= OVERFLOW | INEXACT
         to_inf = mode == RNE or mode == RNA or (mode == RUP and sign == 0) or \
             (mode == RDN and sign == 1)
-        if to_inf:
+        if to_inf and kind != FINITE:      # FINITE formats saturate in every mode
             if kind == IEEE:
                 return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), flags
             return nan_out(sign, 0, 1, True, E, M, kind, dnan), flags

@@ -16,7 +16,8 @@ Function names are TestFloat's where it has the function (``f16_add``,
 ``f16_eq_signaling``, ``f16_roundToInt``, ...) and the same scheme for what it
 lacks: ``bf16_add``, ``bf16_mulAdd``, ``f8e4m3_mul``, ``f32_to_bf16``,
 ``bf16_to_f8e5m2``, ``tf32_add``, ``e5m3_add`` (custom format). Type tokens:
-f16, bf16, f32, tf32, f8e4m3 (OCP, fn), f8e5m2, f8e4m3fnuz, f8e5m2fnuz,
+f16, bf16, f32, tf32, f8e4m3 (OCP, fn), f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f4e2m1,
+f6e2m3, f6e3m2 (OCP MX elements, no NaN), e8m0 (the unsigned MX scale),
 ``e<E>m<M>[fn|fnuz]``; f64 as a conversion source/target; i32 ui32 i64 ui64.
 
 The package, one job per module:

@@ -109,15 +109,18 @@ class FloatPatterns:
                        bias + 1, bias + 2, bias + 3, bias + 4, bias + p] + ints +
                       [emax_field - 1, emax_field, top])
         s = fmt.sign_mask if fmt.name != "fp64" else 1 << 63
+        if not fmt.has_sign:                             # fnu (e8m0): no sign bit
+            s = 0
         self.qin = [f << M for f in qin] + [s | (f << M) for f in qin]
         self.qout = [f << M for f in qout] + [s | (f << M) for f in qout]
         full = self.fracmask
-        self.p1 = _unique([0, 1, full, full - 1])
+        self.p1 = _unique([f for f in (0, 1, full, full - 1) if 0 <= f <= full])  # (M = 0: e8m0)
         p2 = [0] + [1 << i for i in range(M)]                       # walking ones
         p2 += [full ^ ((1 << (M - k)) - 1) for k in range(2, M)]    # leading-ones runs
         p2 += [full]
         p2 += [full ^ (1 << i) for i in range(1, M)]                # walking zeros
         p2 += [(1 << k) - 1 for k in range(M - 2, 1, -1)]           # trailing-ones runs
+        p2 = [f for f in p2 if 0 <= f <= full]
         self.p2 = p2 if len(set(p2)) == len(p2) else _unique(p2)
         # Weight masks for random exponents: the k-th keeps the low E-k exponent
         # bits and adds an offset that centres the window on the bias.

@@ -22,7 +22,8 @@ INT_TYPES = {"i32": (32, True), "ui32": (32, False), "i64": (64, True), "ui64": 
 
 TOKENS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "tf32": "tf32",
            "f8e4m3": "fp8_e4m3", "f8e5m2": "fp8_e5m2", "f8e4m3fnuz": "fp8_e4m3fnuz",
-           "f8e5m2fnuz": "fp8_e5m2fnuz"}
+           "f8e5m2fnuz": "fp8_e5m2fnuz", "f4e2m1": "fp4_e2m1", "f6e2m3": "fp6_e2m3",
+           "f6e3m2": "fp6_e3m2", "e8m0": "e8m0"}
 TOKEN_OF = {v: k for k, v in TOKENS.items()}
 
 BINARY = ("add", "sub", "mul", "div")

@@ -1,0 +1,520 @@
+"""Block-scaled formats: OCP Microscaling (MXFP8, MXFP6, MXFP4, MXINT8) and NVFP4,
+plus per-tensor fp8 scaling (Transformer Engine's current and delayed scaling).
+
+A block of k elements V_i shares one scale X; each element is stored as
+P_i = round(V_i / X) in the element format, and decodes as X * P_i.
+
+==============  ==========  =====  =========================  ==========
+name            element     block  scale                      emax_elem
+==============  ==========  =====  =========================  ==========
+mxfp8_e4m3      fp8_e4m3    32     E8M0 (uint8 codes)         8
+mxfp8_e5m2      fp8_e5m2    32     E8M0                       15
+mxfp6_e2m3      fp6_e2m3    32     E8M0                       2
+mxfp6_e3m2      fp6_e3m2    32     E8M0                       4
+mxfp4           fp4_e2m1    32     E8M0                       2
+mxint8          int8 * 2^-6 32     E8M0                       0
+nvfp4           fp4_e2m1    16     fp8_e4m3 codes, times an   2
+                                   fp32 per-tensor scale
+==============  ==========  =====  =========================  ==========
+
+Scale rules (MX; amax = max |V_i| over the block; E8M0 holds X = 2**e):
+
+``"floor"`` (OCP MX v1.0, section 6.3)
+    e = floor(log2(amax)) - emax_elem. Elements above the element format's
+    largest value (amax may need up to 2**(emax_elem+1)) saturate to it.
+``"ceil"`` (torchao CEIL)
+    e = ceil(log2(amax)) - emax_elem.
+``"even"`` (torchao EVEN)
+    e = floor(log2(rna(amax))) - emax_elem, rna rounding amax to the element
+    format's precision (mbits + 1 significant bits, 7 for MXINT8) ties away from
+    zero: the exponent amax has once rounded like an element, so an amax that
+    would round up into the next binade takes the larger scale.
+``"rceil"`` (cuBLAS / Transformer Engine, torchao RCEIL)
+    e = ceil(log2(amax / max_elem)), amax / max_elem computed with one rounding
+    to nearest in the input's precision (float32 for float32 inputs, as the
+    hardware does; float64 for float64), the ceil taken exactly: no element
+    saturates.
+
+Then e is clamped below to -127 (E8M0 has no smaller scale; an all-zero block gets
+e = -127, as torchao and gfloat); e > 127 gives the NaN scale (0xFF), as torchao and
+microxcaling. A block holding a NaN or an infinity gets the NaN scale (0xFF; the
+OCP spec makes every element of a block with a NaN scale NaN; microxcaling does the
+same); its element codes are 0. MXINT8 elements are two's complement integers
+P_i = round(V_i / X * 64) clamped to [-127, 127] (symmetric, as microxcaling).
+
+NVFP4 (NVIDIA): per 16 elements an e4m3 scale s = round(amax / (6 * ts)) with one
+rounding, ``"nearest"`` (to nearest even, the default, as torchao/TE) or ``"up"``
+(upward: no element saturates), subnormal e4m3 scales included; s saturates at
+448, and a block whose s would round to 0 gets the smallest subnormal 2**-9 (torchao
+instead clamps s below at 2**-6, e4m3's smallest normal: docs/mx.md); a NaN or an
+infinity in the block gives the e4m3 NaN (0x7F) scale. ts is the fp32
+per-tensor scale: keyword ``tensor_scale`` of both `quantize` and `dequantize`
+(default 1.0, i.e. single-level scaling, as torchao with ``per_tensor_scale=None``);
+`nvfp4_tensor_scale(x)` gives the usual choice amax(x) / (448 * 6) rounded to
+float32. Elements P_i = round(V_i / (ts * s)), one rounding of the exact quotient.
+
+Element rounding: every mode of softfloat (``rounding``), stochastic with ``seed``
+(the random stream is indexed by the element's position in the array with the
+blocked axes moved last: reproducible, independent of threads). Elements always
+saturate at the element format's largest value (OCP: conversions to the element
+types clamp to max normal); fp8 e5m2 elements never become infinite.
+
+Layout: ``codes`` has the input's shape (uint8 codes of the element format; int8 for
+MXINT8); ``scales`` has the input's shape with each blocked axis of length n
+replaced by ceil(n / block): the last block along an axis may be partial (it holds
+the remaining n % block elements; its scale is computed from them alone).
+`pack_fp4` / `unpack_fp4` store two fp4 codes per byte: element 2j in the low
+nibble, element 2j+1 in the high nibble (torchao's ``pack_uint4`` order).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as V
+from ._kernels import mx as K
+from ._parallel import run_chunks
+from .context import kernel_policy, random_key, resolve
+from .conversions import from_bits
+from .formats import E8M0, FP8_E4M3, Format, get_format
+from .rounding import Rounding
+
+__all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",
+           "nvfp4_tensor_scale", "pack_fp4", "unpack_fp4", "SCALE_RULES",
+           "fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling"]
+
+SCALE_RULES = ("floor", "ceil", "even", "rceil")
+NVFP4_SCALE_RULES = ("nearest", "up")
+_RULES = {"floor": K.RULE_FLOOR, "ceil": K.RULE_CEIL, "even": K.RULE_EVEN,
+          "rceil": K.RULE_RCEIL, "nearest": K.RULE_NEAREST, "up": K.RULE_UP}
+
+
+@dataclass(frozen=True)
+class BlockFormat:
+    """A block-scaled format: element format (None for MXINT8's int8), block size,
+    scale format, and the element's largest value and its exponent."""
+    name: str
+    elem: Format | None
+    block: int
+    scale: Format
+    max_elem: float
+    emax_elem: int
+    elem_precision: int
+
+    @property
+    def is_int(self) -> bool:
+        return self.elem is None
+
+
+def _fp(name, elem, block, scale):
+    f = get_format(elem)
+    return BlockFormat(name, f, block, scale, f.max, f.emax, f.precision)
+
+
+BLOCK_FORMATS = {
+    "mxfp8_e4m3": _fp("mxfp8_e4m3", "fp8_e4m3", 32, E8M0),
+    "mxfp8_e5m2": _fp("mxfp8_e5m2", "fp8_e5m2", 32, E8M0),
+    "mxfp6_e2m3": _fp("mxfp6_e2m3", "fp6_e2m3", 32, E8M0),
+    "mxfp6_e3m2": _fp("mxfp6_e3m2", "fp6_e3m2", 32, E8M0),
+    "mxfp4": _fp("mxfp4", "fp4_e2m1", 32, E8M0),
+    # int8 elements with an implicit 2**-6: largest 127/64 = 1.984375, emax 0
+    "mxint8": BlockFormat("mxint8", None, 32, E8M0, 127 / 64, 0, 7),
+    "nvfp4": _fp("nvfp4", "fp4_e2m1", 16, FP8_E4M3),
+}
+_ALIASES = {"mxfp8": "mxfp8_e4m3", "mxfp6": "mxfp6_e2m3", "mxfp4_e2m1": "mxfp4"}
+
+
+def block_format(fmt) -> BlockFormat:
+    """The `BlockFormat` named ``fmt`` (one of BLOCK_FORMATS) or ``fmt`` itself."""
+    if isinstance(fmt, BlockFormat):
+        return fmt
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt: expected a block format name, got {type(fmt).__name__}")
+    key = fmt.strip().lower().replace("-", "_")
+    key = _ALIASES.get(key, key)
+    if key not in BLOCK_FORMATS:
+        raise ValueError(f"unknown block format {fmt!r}; expected one of {sorted(BLOCK_FORMATS)}")
+    return BLOCK_FORMATS[key]
+
+
+# ---------------------------------------------------------------------------
+# argument handling
+# ---------------------------------------------------------------------------
+def _blocks_and_axes(ndim, block, axis, bf):
+    """((br, bc), (axis_r, axis_c) or (None, axis_c)) with normalised axes."""
+    if block is None:
+        block = bf.block
+    if isinstance(block, (tuple, list)):
+        if len(block) != 2:
+            raise ValueError(f"block: expected an int or a pair (rows, cols), got {block!r}")
+        br, bc = block
+        if axis == -1 or axis is None:
+            axis = (-2, -1)
+        if not (isinstance(axis, (tuple, list)) and len(axis) == 2):
+            raise ValueError(f"axis: 2-D blocks need a pair of axes, got {axis!r}")
+        axes = tuple(axis)
+    else:
+        br, bc = 1, block
+        if isinstance(axis, (tuple, list)):
+            raise ValueError(f"axis: 1-D blocks take one axis, got {axis!r}")
+        axes = (None, axis)
+    for v in (br, bc):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"block: sizes must be positive integers, got {block!r}")
+    norm = []
+    for a in axes:
+        if a is None:
+            norm.append(None)
+            continue
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"axis: expected an int, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of range for an array of {ndim} dimensions")
+        norm.append(int(a) % ndim)
+    if norm[0] is not None and norm[0] == norm[1]:
+        raise ValueError(f"axis: the two blocked axes must differ, got {axes!r}")
+    return (int(br), int(bc)), tuple(norm)
+
+
+def _to_3d(a, axes):
+    """Move the blocked axes last and view as (B, R, C) (a contiguous copy if needed)."""
+    ar, ac = axes
+    if ar is None:
+        moved = np.moveaxis(a, ac, -1)
+        R, C = 1, moved.shape[-1]
+        lead = moved.shape[:-1]
+        B = int(np.prod(lead)) if lead else 1
+        if moved.ndim == 1:
+            lead = ()
+        return np.ascontiguousarray(moved).reshape(B, R, C), moved.shape
+    moved = np.moveaxis(a, (ar, ac), (-2, -1))
+    R, C = moved.shape[-2], moved.shape[-1]
+    B = int(np.prod(moved.shape[:-2])) if moved.ndim > 2 else 1
+    return np.ascontiguousarray(moved).reshape(B, R, C), moved.shape
+
+
+def _from_moved(arr, moved_shape, axes):
+    arr = arr.reshape(moved_shape)
+    ar, ac = axes
+    if ar is None:
+        return np.moveaxis(arr, -1, ac)
+    return np.moveaxis(arr, (-2, -1), (ar, ac))
+
+
+def _scale_shape(moved_shape, axes, br, bc):
+    s = list(moved_shape)
+    s[-1] = -(-s[-1] // bc)
+    if axes[0] is not None:
+        s[-2] = -(-s[-2] // br)
+    return tuple(s)
+
+
+def _tensor_scale(ts):
+    """An fp32 per-tensor scale as (exp, sig) with sig odd; checks it."""
+    if ts is None:
+        return 0, 1, 1.0
+    if isinstance(ts, (bool, np.bool_)) or not isinstance(ts, (float, np.floating, int, np.integer)):
+        if isinstance(ts, np.ndarray) and ts.ndim == 0 and ts.dtype.kind == "f":
+            ts = ts[()]
+        else:
+            raise TypeError(f"tensor_scale: expected a positive float (an fp32 value), got {ts!r}")
+    t = float(ts)
+    if not (math.isfinite(t) and t > 0) or float(np.float32(t)) != t:
+        raise ValueError(f"tensor_scale: expected a positive finite float32 value, got {ts!r} "
+                         f"(round it with np.float32 first)")
+    m, e = math.frexp(t)
+    sig = int(m * (1 << 24))
+    e = e - 24
+    while sig % 2 == 0:
+        sig //= 2
+        e += 1
+    return e, sig, t
+
+
+def _sig_exp(v: float):
+    """(exp, odd sig) with v = sig * 2**exp exactly (v > 0, a float)."""
+    m, e = math.frexp(v)
+    sig = int(m * (1 << 53))
+    e -= 53
+    while sig % 2 == 0:
+        sig //= 2
+        e += 1
+    return e, sig
+
+
+# ---------------------------------------------------------------------------
+# quantize / dequantize
+# ---------------------------------------------------------------------------
+def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_even", seed=None,
+             tensor_scale=None):
+    """Quantize ``x`` into a block-scaled format: ``(codes, scales)``.
+
+    Parameters
+    ----------
+    x : array_like of float32 or float64 (float16 is accepted and read exactly)
+        Any shape with at least one dimension.
+    fmt : str or BlockFormat
+        ``"mxfp8_e4m3"``, ``"mxfp8_e5m2"``, ``"mxfp6_e2m3"``, ``"mxfp6_e3m2"``,
+        ``"mxfp4"``, ``"mxint8"`` or ``"nvfp4"``.
+    axis : int, or a pair of ints for 2-D blocks
+        The blocked axis (default -1); for ``block=(br, bc)`` the two axes
+        (default (-2, -1)), blocks of br along the first and bc along the second.
+    block : int or (int, int), optional
+        Block size override (default 32 for MX, 16 for NVFP4): 1-D blocks
+        (1x32, 1x16, 1x128, ...) or 2-D blocks ((16, 16), (128, 128), ...).
+    scale_rule : str, optional
+        MX: ``"floor"`` (default, OCP v1.0), ``"ceil"``, ``"even"``, ``"rceil"``;
+        NVFP4: ``"nearest"`` (default) or ``"up"``. See the module docstring.
+    rounding : str
+        Element rounding mode (softfloat.ROUNDING_MODES), stochastic included.
+    seed : int or numpy Generator, optional
+        Random source for stochastic rounding.
+    tensor_scale : float, optional
+        NVFP4 only: the fp32 per-tensor scale ts (default 1.0).
+
+    Returns
+    -------
+    codes : ndarray, the shape of x (uint8; int8 for MXINT8)
+    scales : ndarray of uint8 (E8M0 codes; e4m3 codes for NVFP4), the shape of x
+        with each blocked axis of length n replaced by ceil(n / block).
+    """
+    bf = block_format(fmt)
+    a = V.as_values(x)
+    if a.ndim == 0:
+        raise ValueError("x: expected an array of at least one dimension")
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)          # exact: float16 values are float32 values
+    (br, bc), axes = _blocks_and_axes(a.ndim, block, axis, bf)
+    nv = bf.scale is FP8_E4M3
+    if scale_rule is None:
+        scale_rule = "nearest" if nv else "floor"
+    allowed = NVFP4_SCALE_RULES if nv else SCALE_RULES
+    if scale_rule not in allowed:
+        raise ValueError(f"scale_rule: expected one of {allowed} for {bf.name}, got {scale_rule!r}")
+    if tensor_scale is not None and not nv:
+        raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
+    ts_exp, ts_sig, _ = _tensor_scale(tensor_scale)
+    res = resolve(rounding, overflow="saturate", seed=seed)
+    if bf.is_int:
+        E, M, bias, kind = 8, 30, -29, 0     # the integer pseudo format (see the kernel)
+        pol = kernel_policy(res, get_format("fp32"))
+        elem = K.ELEM_INT8
+    else:
+        E, M, bias, kind = bf.elem.params
+        pol = kernel_policy(res, bf.elem)
+        elem = K.ELEM_FLOAT
+    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
+    spol = kernel_policy(resolve("upward" if scale_rule == "up" else "nearest_even",
+                                 overflow="saturate"), FP8_E4M3)
+    maxe_exp, maxe_sig = _sig_exp(bf.max_elem)
+    a3, moved_shape = _to_3d(a, axes)
+    B, R, C = a3.shape
+    nblocks = B * (-(-R // br)) * (-(-C // bc))
+    hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
+    xb = V.int_view(a3).reshape(-1)
+    codes = np.empty(a3.size, np.uint8)
+    scales = np.empty(nblocks, np.uint8)
+    if a3.size:
+        run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, hE, hM, hb,
+                   a.dtype == np.float32, codes, scales, elem, E, M, bias, kind, pol, key,
+                   1 if nv else 0, _RULES[scale_rule], bf.emax_elem, bf.elem_precision,
+                   maxe_exp, maxe_sig, ts_exp, ts_sig, spol)
+    codes = _from_moved(codes, moved_shape, axes)
+    scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
+    if bf.is_int:
+        codes = codes.view(np.int8)
+    return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
+
+
+_LUTS: dict = {}
+
+
+def _luts(bf: BlockFormat):
+    """(element value per code, scale value per code) as float64 tables."""
+    if bf.name not in _LUTS:
+        codes = np.arange(256, dtype=np.uint8)
+        if bf.is_int:
+            lut = codes.view(np.int8).astype(np.float64) / 64.0
+        else:
+            n = 1 << bf.elem.nbits
+            lut = np.full(256, np.nan)
+            lut[:n] = from_bits(codes[:n], bf.elem)
+        svals = from_bits(codes, bf.scale)
+        _LUTS[bf.name] = (lut, svals)
+    return _LUTS[bf.name]
+
+
+def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
+    """Values X * P_i (float64, exact) of ``codes`` and ``scales`` from `quantize`
+    (same ``fmt``, ``axis`` and ``block``). A NaN scale makes its whole block NaN.
+    NVFP4: ``tensor_scale`` is the fp32 per-tensor scale used to quantize (default 1.0).
+    """
+    bf = block_format(fmt)
+    c = np.asarray(codes)
+    s = np.asarray(scales)
+    want = np.int8 if bf.is_int else np.uint8
+    if c.dtype != want:
+        raise TypeError(f"codes: expected {np.dtype(want)} codes of {bf.name}, got {c.dtype}")
+    if s.dtype != np.uint8:
+        raise TypeError(f"scales: expected uint8 scale codes, got {s.dtype}")
+    if c.ndim == 0:
+        raise ValueError("codes: expected an array of at least one dimension")
+    if not bf.is_int and c.size and int(c.max()) >= 1 << bf.elem.nbits:
+        raise ValueError(f"codes: values out of range for {bf.elem.name} "
+                         f"(expected 0..{(1 << bf.elem.nbits) - 1})")
+    nv = bf.scale is FP8_E4M3
+    if tensor_scale is not None and not nv:
+        raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
+    _, _, ts = _tensor_scale(tensor_scale)
+    (br, bc), axes = _blocks_and_axes(c.ndim, block, axis, bf)
+    c3, moved_shape = _to_3d(c.view(np.uint8), axes)
+    sshape = _scale_shape(moved_shape, axes, br, bc)
+    s_moved = np.moveaxis(s, axes[1], -1) if axes[0] is None else \
+        np.moveaxis(s, axes, (-2, -1))
+    if s_moved.shape != sshape:
+        raise ValueError(f"scales: expected shape {_from_moved(np.empty(sshape), sshape, axes).shape}"
+                         f" for codes of shape {c.shape} with block {(br, bc) if axes[0] is not None else bc}"
+                         f", got {s.shape}")
+    B, R, C = c3.shape
+    lut, svals = _luts(bf)
+    if nv:
+        svals = svals * ts                   # exact: 4-bit times 24-bit significands
+    out = np.empty(c3.size, np.float64)
+    nblocks = int(np.prod(sshape)) if sshape else 1
+    if c3.size:
+        run_chunks(K.dequantize_chunk, nblocks, c3.reshape(-1),
+                   np.ascontiguousarray(s_moved).reshape(-1), B, R, C, br, bc, lut, svals, out)
+    return np.ascontiguousarray(_from_moved(out, moved_shape, axes))
+
+
+def nvfp4_tensor_scale(x) -> float:
+    """The usual NVFP4 per-tensor scale: amax(|x|) / (448 * 6) rounded to float32
+    (torchao ``per_tensor_amax_to_scale``); 1.0 for an all-zero x."""
+    a = V.as_values(x)
+    amax = float(np.max(np.abs(a))) if a.size else 0.0
+    if not math.isfinite(amax):
+        raise ValueError("x: the per-tensor scale needs finite values")
+    if amax == 0:
+        return 1.0
+    return float(np.float32(amax / (448.0 * 6.0)))
+
+
+# ---------------------------------------------------------------------------
+# packed fp4
+# ---------------------------------------------------------------------------
+def pack_fp4(codes, axis=-1):
+    """Two fp4 codes per byte along ``axis``: element 2j in the low nibble, 2j+1 in
+    the high nibble (torchao's order). An odd length is padded with a 0 code."""
+    c = np.asarray(codes)
+    if c.dtype != np.uint8:
+        raise TypeError(f"codes: expected uint8 fp4 codes, got {c.dtype}")
+    if c.size and int(c.max()) > 15:
+        raise ValueError("codes: fp4 codes are 0..15")
+    c = np.moveaxis(c, axis, -1)
+    if c.shape[-1] % 2:
+        c = np.concatenate([c, np.zeros(c.shape[:-1] + (1,), np.uint8)], axis=-1)
+    p = (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8)
+    return np.ascontiguousarray(np.moveaxis(p, -1, axis))
+
+
+def unpack_fp4(packed, n=None, axis=-1):
+    """Inverse of `pack_fp4`: ``n`` codes along ``axis`` (default 2 per byte)."""
+    p = np.asarray(packed)
+    if p.dtype != np.uint8:
+        raise TypeError(f"packed: expected uint8, got {p.dtype}")
+    p = np.moveaxis(p, axis, -1)
+    out = np.empty(p.shape[:-1] + (2 * p.shape[-1],), np.uint8)
+    out[..., 0::2] = p & 0xF
+    out[..., 1::2] = p >> 4
+    if n is not None:
+        if not 0 <= n <= out.shape[-1] or out.shape[-1] - n > 1:
+            raise ValueError(f"n={n} does not fit {p.shape[-1]} packed bytes")
+        out = out[..., :n]
+    return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+
+
+# ---------------------------------------------------------------------------
+# per-tensor fp8 scaling (Transformer Engine)
+# ---------------------------------------------------------------------------
+def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
+    """Transformer Engine's scale: (max_fp8 / amax) / 2**margin computed in
+    float32; the previous scale where amax is 0 or not finite (TE
+    ``_default_sf_compute``). Returns a float (a float32 value)."""
+    f = get_format(fmt)
+    a = float(amax)
+    if not (a > 0 and math.isfinite(a)):
+        return float(np.float32(previous))
+    sf = np.float32(f.max) / np.float32(a)
+    sf = sf / np.float32(2.0 ** margin)
+    if not np.isfinite(sf):
+        return float(np.float32(previous))
+    return float(sf)
+
+
+def quantize_per_tensor(x, fmt="fp8_e4m3", *, scale=None, margin=0, rounding="nearest_even",
+                        seed=None):
+    """Per-tensor scaling: codes = round(x * scale) into ``fmt`` (one rounding of
+    the exact product, saturating at the largest finite value, as TE's cast).
+    ``scale=None``: current scaling, `fp8_scale` of amax(|x|). Returns
+    ``(codes, scale)``; the values are ``dequantize_per_tensor(codes, scale, fmt)``
+    = codes' values / scale."""
+    a = V.as_values(x)
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    f = get_format(fmt)
+    if scale is None:
+        fin = a[np.isfinite(a)]
+        scale = fp8_scale(float(np.max(np.abs(fin))) if fin.size else 0.0, f, margin)
+    s = float(scale)
+    if not (math.isfinite(s) and s > 0) or float(np.float32(s)) != s:
+        raise ValueError(f"scale: expected a positive finite float32 value, got {scale!r}")
+    se, ssig = _sig_exp(s)
+    res = resolve(rounding, overflow="saturate", seed=seed)
+    pol = kernel_policy(res, f)
+    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
+    hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
+    src = V.flat(V.int_view(np.ascontiguousarray(a)))
+    out = np.empty(src.size, f.dtype)
+    run_chunks(K.scale_cast_chunk, src.size, src, hE, hM, hb, se, ssig, out, *f.params, pol,
+               key, f.default_nan_bits)
+    return out.reshape(a.shape), s
+
+
+def dequantize_per_tensor(codes, scale, fmt="fp8_e4m3"):
+    """Values of per-tensor scaled codes: value(code) / scale (float64; one
+    rounding of the quotient to float64, exact when scale is a power of two)."""
+    f = get_format(fmt)
+    return from_bits(V.as_bits(codes, f, "codes"), f) / float(scale)
+
+
+class DelayedScaling:
+    """Transformer Engine's delayed scaling for one tensor: the scale used at a step
+    comes from the amax history of earlier steps; each call records this step's
+    amax. ``algo="max"`` (TE default) takes the largest amax in the history,
+    ``"most_recent"`` the last one. ``history_len`` as TE's amax_history_len.
+    The first step uses scale 1.0 (TE's initial scale)."""
+
+    def __init__(self, fmt="fp8_e4m3", *, margin=0, history_len=1024, algo="max"):
+        self.fmt = get_format(fmt)
+        if algo not in ("max", "most_recent"):
+            raise ValueError(f"algo: expected 'max' or 'most_recent', got {algo!r}")
+        if not isinstance(history_len, int) or history_len < 1:
+            raise ValueError(f"history_len: expected a positive int, got {history_len!r}")
+        self.margin, self.history_len, self.algo = margin, history_len, algo
+        self.amax_history: list = []
+        self.scale = 1.0
+
+    def quantize(self, x, *, rounding="nearest_even", seed=None):
+        """Quantize with the current scale, then update history and scale.
+        Returns (codes, scale used)."""
+        a = V.as_values(x)
+        codes, s = quantize_per_tensor(a, self.fmt, scale=self.scale, rounding=rounding,
+                                       seed=seed)
+        fin = np.abs(a[np.isfinite(a)])
+        self.amax_history.append(float(fin.max()) if fin.size else 0.0)
+        self.amax_history = self.amax_history[-self.history_len:]
+        amax = max(self.amax_history) if self.algo == "max" else self.amax_history[-1]
+        self.scale = fp8_scale(amax, self.fmt, self.margin, previous=self.scale)
+        return codes, s
