@@ -4,8 +4,9 @@ Kernels here are plain ``@njit(nogil=True, cache=True)`` loops over ``[lo, hi)``
 that return the OR of the flags they raised. Splitting the work in Python keeps
 compilation cheap (numba's ``parallel=True`` lowering costs seconds per kernel)
 and lets each chunk kernel be specialised and compiled only when it is used.
-The chunking is a pure function of the array length, so results never depend on
-the thread count (stochastic rounding draws its bits from the element index).
+The number of chunks depends on the thread count, but results never do: each
+element depends only on its inputs and its index (stochastic rounding draws its
+bits from the element index).
 """
 from __future__ import annotations
 
@@ -58,8 +59,8 @@ def run_chunks(kernel, n: int, *args) -> int:
 def run_chunks_weighted(kernel, n: int, cost: int, *args) -> int:
     """`run_chunks` for kernels whose elements each cost about ``cost`` simple steps
     (a dot product of length K: cost K): the work, not the element count, decides
-    whether and how finely to split. The split is still a pure function of ``n``
-    and ``cost``, so results never depend on the thread count."""
+    whether and how finely to split. Results never depend on the split (each
+    element depends only on its inputs and its index)."""
     nt = num_threads()
     work = n * max(int(cost), 1)
     if n < 2 or work < MIN_PARALLEL or nt == 1:

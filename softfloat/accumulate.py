@@ -67,7 +67,7 @@ the truncated terms are added exactly, normalised once and rounded into ``fmt`` 
 the result is the next block's ``c``. NaN or infinite terms give NaN/inf for the
 whole dot product (NaN if any NaN or both infinities).
 
-Fast path: ``acc="fp32"`` with ``nearest_even``, sequential order, exact products of
+Fast path: ``acc="fp32"`` with ``nearest_even``, sequential or blocked order, exact products of
 inputs whose products are exact in float32 (fp16, bf16 within range, fp8), no FTZ/DAZ,
 IEEE overflow, finite inputs and no ``return_flags``: computed with native float32
 arithmetic (vectorised over the output columns, the k order kept), which is provably
@@ -846,7 +846,7 @@ def matmul_values(a, b, fmt, *, acc=None, out_fmt=None, rounding=None, check=Tru
     activations and weights, rounded once when they were made): the entries are not
     scanned again (entries that are not values of ``fmt`` give unspecified, but
     memory-safe, results); shapes are always checked. With ``check=False``, 2-D
-    operands and an fp32 accumulator in sequential or blas order run straight on
+    operands and an fp32 accumulator in sequential, blocked or blas order run straight on
     float32 values (the same kernels as the encodings path)."""
     fin = V.target_format(fmt)
     if out_dtype not in (np.float64, np.float32):

@@ -7,7 +7,7 @@ arrays:
 
 * the common set (default): what the README's tour and the ``nn`` experiments
   call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / sqrt fma of fp16/bf16;
+  mode is a run-time argument of each kernel); + - * / of fp16/bf16, sqrt and fma of fp16;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation;
 * ``--all``: every kernel and signature the library dispatches to (every host
   dtype and storage dtype, every operation, every accumulation model).
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
                                              "(they are cached for later processes).")
     ap.add_argument("--all", action="store_true",
                     help="every kernel and signature, not only the common set")
-    ap.add_argument("--times", action="store_true", help="one line per kernel group")
+    ap.add_argument("--times", action="store_true", help="one line per task, with its time")
     ap.add_argument("--jobs", type=int, default=1,
                     help="compile in this many processes at once (default 1)")
     ap.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # i/n: see partition
