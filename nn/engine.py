@@ -239,6 +239,8 @@ class Tensor:
         if self.ndim != 2 or other.ndim != 2:
             raise ValueError(f"@ takes two 2-d tensors, got shapes {self.shape} and {other.shape}")
         P = _prec.current()
+        if P.fp8 is not None and self.fmt is None and other.fmt is None:
+            return self._matmul_recipe(other, P)
         fmt = P.matmul_format(self.fmt, other.fmt)
         a = self.data if self.fmt == fmt else P.cast(self.data, fmt)      # autocast
         b = other.data if other.fmt == fmt else P.cast(other.data, fmt)
@@ -250,6 +252,26 @@ class Tensor:
                 self._accumulate(P.matmul(g, b.T, fmt, final=False), P)
             if other.requires_grad:
                 other._accumulate(P.matmul(a.T, g, fmt, final=False), P)
+        out._backward = _backward
+        return out
+
+    def _matmul_recipe(self, other, P):
+        """``self @ other`` under an fp8/fp4 recipe (`nn.fp8`): the GEMM site (for
+        delayed scaling's amax histories) is the second operand when it is a leaf
+        (a layer's weight), else the first."""
+        site = id(other) if not other._prev else id(self)
+        a = self.data.astype(np.float32, copy=False)
+        b = other.data.astype(np.float32, copy=False)
+        data, ctx = P.fp8.forward(a, b, site)
+        out = self._make(data, (self, other), "@fp8", None)
+
+        def _backward():
+            g = np.ascontiguousarray(out.grad, dtype=np.float32)
+            da, db = P.fp8.backward(g, ctx, self.requires_grad, other.requires_grad)
+            if self.requires_grad:
+                self._accumulate(da, P)
+            if other.requires_grad:
+                other._accumulate(db, P)
         out._backward = _backward
         return out
 

@@ -142,12 +142,29 @@ class Precision:
         Further `DynamicLossScaler` keywords (growth_interval, min_scale, ...).
     seed : int
         Seed of the stochastic-rounding stream.
+    recipe : {None, "fp8_current", "fp8_delayed", "mxfp8", "nvfp4"}
+        A low-precision GEMM recipe (`nn.fp8`): the operands of every matrix
+        product quantized (e4m3 forward, e5m2 gradients with per-tensor current
+        or delayed scaling; MXFP8 blocks of 32; NVFP4), the products summed in
+        fp32; everything else in fp32 (needs ``params="fp32"``: the fp32
+        parameters are the master weights).
+    fp8_gemm : {"fp32", "hopper_fp8_fast", "hopper_fp8_promote128"}
+        The recipe's accumulation: fp32 (BLAS order), or Hopper's fp8 tensor-core
+        model without / with promotion to fp32 every 128 products (per-tensor
+        recipes only).
+    amax_history_len, amax_margin, amax_algo
+        Delayed scaling (``recipe="fp8_delayed"``; ``amax_margin`` for current
+        scaling too), Transformer Engine's defaults: 1024, 0, "max".
+    grad_rounding : {"nearest_even", "stochastic"}
+        Rounding of the output gradients into NVFP4 (``recipe="nvfp4"`` only).
     """
 
     def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
                  accumulate="fp32", master_weights=False, loss_scaling="none",
                  loss_scale=2.0 ** 16, scaler_options=None, seed=0,
-                 order="sequential", block=32):
+                 order="sequential", block=32, recipe=None, fp8_gemm="fp32",
+                 amax_history_len=1024, amax_margin=0, amax_algo="max",
+                 grad_rounding="nearest_even"):
         self.storage = storage_format(params)
         self.params_name = "fp32" if self.storage is None else self.storage.name
         for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
@@ -206,13 +223,30 @@ class Precision:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.simulated = self.storage is not None
+        self.recipe = recipe
+        self.fp8 = None
+        if recipe is not None:
+            from .fp8 import FP8Recipe
+            if self.storage is not None:
+                raise ValueError(f"recipe={recipe!r} keeps parameters, activations and "
+                                 f"gradients in fp32 (the master weights): use params='fp32', "
+                                 f"got {self.params_name!r}")
+            self.fp8 = FP8Recipe(recipe, fp8_gemm=fp8_gemm, amax_history_len=amax_history_len,
+                                 amax_margin=amax_margin, amax_algo=amax_algo,
+                                 grad_rounding=grad_rounding, seed=seed)
+        elif (fp8_gemm, amax_history_len, amax_margin, amax_algo, grad_rounding) != (
+                "fp32", 1024, 0, "max", "nearest_even"):
+            raise ValueError("fp8_gemm, amax_history_len, amax_margin, amax_algo and "
+                             "grad_rounding are options of a recipe (recipe=...)")
         self.reset_stats()
 
     def __repr__(self):
         return (f"Precision(params={self.params_name!r}, rounding={self.rounding!r}, "
                 f"update_rounding={self.update_rounding!r}, accumulate={self.accumulate_name!r}, "
                 f"order={self.order!r}, "
-                f"master_weights={self.master_weights}, loss_scaling={self.loss_scaling!r})")
+                f"master_weights={self.master_weights}, loss_scaling={self.loss_scaling!r}"
+                + ("" if self.fp8 is None else
+                   f", recipe={self.recipe!r}, fp8_gemm={self.fp8.gemm!r}") + ")")
 
     # ---- context ----------------------------------------------------------
     def __enter__(self):
