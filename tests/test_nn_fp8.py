@@ -1,0 +1,226 @@
+"""nn's fp8/fp4 recipes (nn.fp8, Precision(recipe=...)): the quantization a recipe
+applies against softfloat.mx's functions called directly, delayed scaling against
+a hand-computed example, the Hopper GEMM option against softfloat.mx_gemm's
+fp8_matmul on encodings, gradients against a float64 reference, and short
+training runs."""
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat import mx, mx_gemm
+import nn
+from nn import data as nn_data
+from nn import Tensor
+from nn.fp8 import RECIPES, fp8_gemm
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_numba_thread():
+    import numba
+    n = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(n)
+
+
+def _data(rng, shape, spread=3.0):
+    return (rng.standard_normal(shape) * np.exp2(rng.uniform(-spread, spread, shape))
+            ).astype(np.float32)
+
+
+@pytest.mark.parametrize("role,fmt", [("x", "fp8_e4m3"), ("w", "fp8_e4m3"), ("dy", "fp8_e5m2")])
+def test_current_scaling_equals_softfloat_mx(role, fmt):
+    rng = np.random.default_rng(1)
+    P = nn.Precision(recipe="fp8_current", amax_margin=1)
+    v = _data(rng, (37, 29))
+    vals, inv = P.fp8.per_tensor(v, role, site=0)
+    codes, s = mx.quantize_per_tensor(v, fmt, margin=1)
+    assert np.array_equal(vals.view(np.uint32),
+                          sf.from_bits(codes, fmt).astype(np.float32).view(np.uint32))
+    assert inv == np.float32(1) / np.float32(s)
+    # and the dequantized tensor is softfloat's dequantize_per_tensor (to rounding
+    # of the quotient: 1/s in fp32 vs a float64 division)
+    np.testing.assert_allclose(vals * np.float64(inv), mx.dequantize_per_tensor(codes, s, fmt),
+                               rtol=2 ** -23)
+
+
+def test_delayed_scaling_equals_softfloat_mx_over_steps():
+    rng = np.random.default_rng(2)
+    P = nn.Precision(recipe="fp8_delayed", amax_history_len=2)
+    ref = mx.DelayedScaling("fp8_e5m2", history_len=2)
+    for step in range(5):
+        v = _data(rng, (16, 8)) * np.float32(4.0 ** step)
+        vals, inv = P.fp8.per_tensor(v, "dy", site=7)
+        codes, s = ref.quantize(v)
+        assert np.array_equal(vals, sf.from_bits(codes, "fp8_e5m2").astype(np.float32))
+        assert inv == np.float32(1) / np.float32(s)
+
+
+def test_delayed_scaling_hand_computed_three_steps():
+    """amax 2, 4, 1 at steps 1-3: the scale at step 1 is TE's initial 1; at step 2
+    448 / 2 = 224 (history [2]); at step 3 448 / max(2, 4) = 112 (not 448 / 1:
+    the current tensor's amax is not used). Codes: 0.3 * 224 = 67.2 rounds to 64
+    in e4m3 (spacing 8 in [64, 128)); 0.3 * 112 = 33.6 rounds to 32 (spacing 4)."""
+    P = nn.Precision(recipe="fp8_delayed")
+    x1 = np.array([[2.0, 0.3]], np.float32)
+    x2 = np.array([[-4.0, 0.3]], np.float32)
+    x3 = np.array([[1.0, 0.3]], np.float32)
+    v1, i1 = P.fp8.per_tensor(x1, "x", site=1)
+    v2, i2 = P.fp8.per_tensor(x2, "x", site=1)
+    v3, i3 = P.fp8.per_tensor(x3, "x", site=1)
+    f = np.float32
+    assert (i1, i2, i3) == (f(1), f(1) / f(224), f(1) / f(112))     # TE's scale_inv in fp32
+    assert v1.tolist() == [[2.0, 0.3125]]            # 0.3 in e4m3: 0.3125 (spacing 1/32)
+    assert v2.tolist() == [[-448.0, 64.0]]           # -4 * 224 = -896 saturates to -448
+    assert v3.tolist() == [[112.0, 32.0]]
+    # a site's histories are separate from another site's and another role's
+    _, j = P.fp8.per_tensor(x3, "x", site=2)
+    _, k = P.fp8.per_tensor(x3, "w", site=1)
+    assert j == 1.0 and k == 1.0
+
+
+def test_delayed_scaling_inside_a_layer_uses_previous_steps():
+    """Through the engine: the forward GEMM of a Linear layer under fp8_delayed
+    quantizes x with the scale of the previous steps' amax."""
+    P = nn.Precision(recipe="fp8_delayed")
+    lin = nn.Linear(2, 1, bias=False)
+    lin.W.data = np.array([[1.0], [1.0]], np.float32)
+    outs = []
+    with P:
+        for x in ([[2.0, 0.3]], [[-4.0, 0.3]], [[1.0, 0.3]]):
+            outs.append(float(lin(Tensor(np.array(x, np.float32))).data[0, 0]))
+    # x codes as in the hand-computed test; W's code 1 at step 1 (scale 1), then 448
+    # (scale 448 / amax 1); the fp32 sum of code products times alpha = (1/s_x)(1/s_w)
+    f = np.float32
+    alpha2 = (f(1) / f(224)) * (f(1) / f(448))
+    alpha3 = (f(1) / f(112)) * (f(1) / f(448))
+    assert outs == [2.3125, float(f(-384 * 448) * alpha2), float(f(144 * 448) * alpha3)]
+
+
+@pytest.mark.parametrize("role,fmt,axis", [("x", "mxfp8_e4m3", -1), ("w", "mxfp8_e4m3", 0),
+                                           ("dy", "mxfp8_e5m2", -1), ("dy", "mxfp8_e5m2", 0)])
+def test_mxfp8_equals_softfloat_mx(role, fmt, axis):
+    rng = np.random.default_rng(3)
+    P = nn.Precision(recipe="mxfp8")
+    v = _data(rng, (40, 70), spread=8)
+    vals, alpha = P.fp8.blocked(v, role, axis)
+    c, s = mx.quantize(v, fmt, axis=axis)
+    ref = mx.dequantize(c, s, fmt, axis=axis)
+    assert alpha == 1.0
+    assert np.array_equal(vals.astype(np.float64), ref)          # exact in float32
+
+
+@pytest.mark.parametrize("grad_rounding", ["nearest_even", "stochastic"])
+def test_nvfp4_equals_softfloat_mx(grad_rounding):
+    rng = np.random.default_rng(4)
+    P = nn.Precision(recipe="nvfp4", grad_rounding=grad_rounding, seed=5)
+    v = _data(rng, (24, 48))
+    ts = mx.nvfp4_tensor_scale(v)
+    for role in ("x", "dy"):
+        vals, alpha = P.fp8.blocked(v, role, -1)
+        sr = role == "dy" and grad_rounding == "stochastic"
+        gen = np.random.default_rng(5)       # the policy's stream, fresh: one SR draw so far
+        if sr:
+            c, s = mx.quantize(v, "nvfp4", tensor_scale=ts, rounding="stochastic", seed=gen)
+        else:
+            c, s = mx.quantize(v, "nvfp4", tensor_scale=ts)
+        assert alpha == ts
+        assert np.array_equal(vals.astype(np.float64), mx.dequantize(c, s, "nvfp4"))
+        # with the tensor scale: softfloat's values, to one rounding of the product
+        np.testing.assert_allclose(vals.astype(np.float64) * ts,
+                                   mx.dequantize(c, s, "nvfp4", tensor_scale=ts), rtol=2 ** -52)
+
+
+@pytest.mark.parametrize("model", ["hopper_fp8_fast", "hopper_fp8_promote128"])
+@pytest.mark.parametrize("positive", [True, False])
+def test_hopper_gemm_equals_mx_gemm(model, positive):
+    rng = np.random.default_rng(6)
+    K = 300
+    a = rng.random((5, K)) if positive else rng.standard_normal((5, K))
+    b = rng.random((K, 3)) if positive else rng.standard_normal((K, 3))
+    ca, cb = sf.to_bits(a * 16, "fp8_e4m3"), sf.to_bits(b * 16, "fp8_e4m3")
+    qa = sf.from_bits(ca, "fp8_e4m3").astype(np.float32)
+    qb = sf.from_bits(cb, "fp8_e4m3").astype(np.float32)
+    got = fp8_gemm(qa, qb, np.float32(1.0), model)
+    ref = mx_gemm.fp8_matmul(ca, cb, "fp8_e4m3", model=model)
+    assert np.array_equal(got.astype(np.float64), ref)
+
+
+def test_blas_gemm_within_fp32_bound():
+    rng = np.random.default_rng(7)
+    qa = sf.quantize(rng.standard_normal((6, 64)), "fp8_e4m3").astype(np.float32)
+    qb = sf.quantize(rng.standard_normal((64, 4)), "fp8_e5m2").astype(np.float32)
+    alpha = np.float32(0.37)
+    exact = (qa.astype(np.float64) @ qb.astype(np.float64))   # products and sum exact in float64
+    got = fp8_gemm(qa, qb, alpha)
+    bound = 64 * 2 ** -24 * (np.abs(qa.astype(np.float64)) @ np.abs(qb.astype(np.float64)))
+    assert np.all(np.abs(got / np.float64(alpha) - exact) <= bound * 1.01 + 1e-30)
+
+
+def _tiny_grads(policy, x, y, dtype):
+    model = nn.MLP([8, 16, 4], seed=3)
+    for p in model.parameters():
+        p.data = p.data.astype(dtype)
+    with policy:
+        loss = nn.cross_entropy(model(Tensor(x.astype(dtype))), y)
+        loss.backward()
+    return [p.grad.astype(np.float64) for p in model.parameters()]
+
+
+# Stated tolerances (relative Frobenius error of each parameter's gradient against
+# float64 on a 8-16-4 relu net, batch 32): per-tensor fp8 and MXFP8 0.3, NVFP4 0.6.
+# e5m2 gradients keep 3 significant bits (relative error up to 2**-3 per value),
+# e4m3 operands 4, e2m1 2; the first layer's gradients pass through two gradient
+# quantizations and the bias gradient's sum cancels. Measured over seeds 8-10:
+# last layer 0.002-0.09, first layer 0.11-0.23 (fp8, MXFP8), 0.14-0.46 (NVFP4).
+TOL = {"fp8_current": 0.3, "fp8_delayed": 0.3, "mxfp8": 0.3, "nvfp4": 0.6}
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_gradients_against_float64(recipe):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((32, 8))
+    y = rng.integers(0, 4, 32)
+    ref = _tiny_grads(nn.Precision(), x, y, np.float64)
+    P = nn.Precision(recipe=recipe)
+    if recipe == "fp8_delayed":            # warm the histories (the first step uses scale 1)
+        _tiny_grads(P, x, y, np.float32)
+    got = _tiny_grads(P, x, y, np.float32)
+    for g, r in zip(got, ref):
+        assert np.linalg.norm(g - r) <= TOL[recipe] * np.linalg.norm(r)
+
+
+@pytest.mark.parametrize("kw", [dict(recipe="fp8_current"), dict(recipe="fp8_delayed"),
+                                dict(recipe="mxfp8"), dict(recipe="nvfp4"),
+                                dict(recipe="nvfp4", grad_rounding="stochastic"),
+                                dict(recipe="fp8_delayed", fp8_gemm="hopper_fp8_promote128")])
+def test_short_training_decreases_loss(kw):
+    xtr, ytr, _, _ = nn_data.digits(seed=0)
+    xtr, ytr = xtr[:512], ytr[:512]
+    P = nn.Precision(**kw)
+    model = nn.MLP([64, 32, 10], seed=0)
+    opt = nn.SGD(model.parameters(), lr=0.1, momentum=0.9, precision=P)
+    sc = nn.make_scaler(P)
+    losses = []
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        for idx in nn_data.batches(len(xtr), 64, rng):
+            losses.append(nn.train_step(model, opt, sc, xtr[idx], ytr[idx]).loss)
+    assert np.all(np.isfinite(losses))
+    assert np.mean(losses[-4:]) < losses[0] - 0.5
+
+
+def test_recipe_validation():
+    with pytest.raises(ValueError, match="recipe must be one of"):
+        nn.Precision(recipe="fp8")
+    with pytest.raises(ValueError, match="params='fp32'"):
+        nn.Precision("bf16", recipe="fp8_current")
+    with pytest.raises(ValueError, match="per-tensor"):
+        nn.Precision(recipe="mxfp8", fp8_gemm="hopper_fp8_fast")
+    with pytest.raises(ValueError, match="option of recipe='nvfp4'"):
+        nn.Precision(recipe="fp8_current", grad_rounding="stochastic")
+    with pytest.raises(ValueError, match="options of a recipe"):
+        nn.Precision(fp8_gemm="hopper_fp8_fast")
+    with pytest.raises(ValueError, match="amax_history_len"):
+        nn.Precision(recipe="fp8_delayed", amax_history_len=0)
+    assert "recipe='mxfp8'" in repr(nn.Precision(recipe="mxfp8"))
