@@ -25,6 +25,12 @@ everything on the exact k-order model.
    the final loss.
 6. Tensor-core accumulation: training with the H100 (and V100) block-FMA model
    against IEEE fp32 accumulation (sequential and blas); matmul errors of each.
+7. fp8 and fp4 training recipes (`nn.fp8`): fp32, bf16 + fp32 master, and the
+   GEMM operands in e4m3/e5m2 with per-tensor current and delayed scaling, MXFP8,
+   NVFP4 (gradients rounded to nearest or stochastically), the per-tensor recipe
+   with Hopper's fp8 accumulation with and without promotion, on the same network,
+   data and schedule; and the matmul error against K of e4m3 products summed by
+   Hopper's fast accumulation, with promotion every 128, and in fp32.
 
 Prints a table, writes JSON records (``--json``) and PNG plots (``--plots``,
 needs matplotlib).
@@ -78,6 +84,9 @@ class RunConfig:
     schedule: str = "constant"            # or "cosine": linear warm-up, then cosine to 0
     warmup_epochs: float = 2.0
     order: str = "blas"                   # fp32 accumulation order ("sequential": exact)
+    recipe: str | None = None             # an nn.fp8 recipe (experiment 7)
+    fp8_gemm: str = "fp32"
+    grad_rounding: str = "nearest_even"
     activation: str = "relu"
     collect_from: float = 0.0             # collect gradients from this fraction of training on
 
@@ -110,7 +119,10 @@ def run(cfg: RunConfig, quick=True):
     policy = Precision(cfg.params, rounding=cfg.rounding, update_rounding=cfg.update_rounding,
                        accumulate=cfg.accumulate, master_weights=cfg.master_weights,
                        loss_scaling=cfg.loss_scaling, loss_scale=cfg.loss_scale,
-                       scaler_options=cfg.scaler_options, seed=cfg.seed, order=order)
+                       scaler_options=cfg.scaler_options, seed=cfg.seed, order=order,
+                       recipe=cfg.recipe,
+                       **({} if cfg.recipe is None else
+                          dict(fp8_gemm=cfg.fp8_gemm, grad_rounding=cfg.grad_rounding)))
     n_out = 10 if cfg.task == "classify" else ytr.shape[1]
     model = MLP([xtr.shape[1], *cfg.hidden, n_out], seed=cfg.seed, activation=cfg.activation)
     floor = None
@@ -179,6 +191,10 @@ def run(cfg: RunConfig, quick=True):
         "lr_curve": lr_curve,
         "final_scale": scaler.scale if cfg.loss_scaling != "none" else None,
     }
+    if cfg.recipe is not None:            # new in issue 13 (experiment 7)
+        rec["recipe"] = cfg.recipe
+        rec["fp8_gemm"] = cfg.fp8_gemm
+        rec["grad_rounding"] = cfg.grad_rounding
     if cfg.task == "regress":
         var = float(np.mean(ytr.astype(np.float64) ** 2))
         rec["relative_final_loss"] = _finite(train_loss / var)
@@ -240,6 +256,34 @@ def accumulation_error(quick=True, seed=0):
     return rows
 
 
+def fp8_accumulation_error(quick=True, seed=0):
+    """Relative error (Frobenius) of x @ W on e4m3 operands (16 x K times K x 8,
+    quantized with per-tensor current scaling) against the exact float64 sum of
+    the same products: fp32 accumulation (BLAS order), Hopper's fast fp8
+    accumulation (no promotion) and promotion to fp32 every 128 products
+    (`softfloat.mx_gemm`), for K = 256 .. 4096, inputs uniform in [0, 1)
+    (same-sign sums: the truncated accumulator loses most) and N(0, 1)."""
+    from softfloat import mx as _mx
+    from .fp8 import fp8_gemm
+    rng = np.random.default_rng(seed)
+    rows = []
+    for K in (256, 1024, 4096) if quick else (256, 512, 1024, 2048, 4096):
+        for dist in ("positive", "zero-mean"):
+            x = rng.random((16, K)) if dist == "positive" else rng.standard_normal((16, K))
+            w = rng.random((K, 8)) if dist == "positive" else rng.standard_normal((K, 8))
+            ca, sa = _mx.quantize_per_tensor(x, "fp8_e4m3")
+            cb, sb = _mx.quantize_per_tensor(w, "fp8_e4m3")
+            qa = sf.from_bits(ca, "fp8_e4m3").astype(np.float32)
+            qb = sf.from_bits(cb, "fp8_e4m3").astype(np.float32)
+            ref = qa.astype(np.float64) @ qb.astype(np.float64)   # exact: <= 2**-18 apart
+            nref = np.linalg.norm(ref)
+            for acc in ("fp32", "hopper_fp8_fast", "hopper_fp8_promote128"):
+                out = fp8_gemm(qa, qb, np.float32(1.0), None if acc == "fp32" else acc)
+                rows.append({"K": K, "inputs": dist, "format": "fp8_e4m3", "accumulate": acc,
+                             "relative_error": float(np.linalg.norm(out - ref) / nref)})
+    return rows
+
+
 def experiments(quick=True, order="blas"):
     """The list of run configurations (``order``: the fp32 accumulation order of
     every run that does not name its own)."""
@@ -290,6 +334,24 @@ def experiments(quick=True, order="blas"):
                              accumulate="h100", **tc),
                    RunConfig("fp16 + master, v100 tensor core", 6, params="fp16",
                              accumulate="v100", **tc)]
+    # 7: fp8/fp4 recipes against fp32 and bf16 on one network, data and schedule
+    f8 = dict(sgd, epochs=4 if quick else E)
+    fp8_runs = [
+        RunConfig("exp7 fp32", 7, **f8),
+        RunConfig("exp7 bf16 + fp32 master", 7, params="bf16", master_weights=True, **f8),
+        RunConfig("exp7 fp8 current scaling", 7, recipe="fp8_current", **f8),
+        RunConfig("exp7 fp8 delayed scaling", 7, recipe="fp8_delayed", **f8),
+        RunConfig("exp7 mxfp8", 7, recipe="mxfp8", **f8),
+        RunConfig("exp7 nvfp4", 7, recipe="nvfp4", **f8),
+    ]
+    if not quick:
+        fp8_runs += [
+            RunConfig("exp7 nvfp4, SR gradients", 7, recipe="nvfp4",
+                      grad_rounding="stochastic", **f8),
+            RunConfig("exp7 fp8 delayed, hopper promote128", 7, recipe="fp8_delayed",
+                      fp8_gemm="hopper_fp8_promote128", **f8),
+            RunConfig("exp7 fp8 delayed, hopper fast acc", 7, recipe="fp8_delayed",
+                      fp8_gemm="hopper_fp8_fast", **f8)]
     return [
         RunConfig("fp32 baseline", 1, collect_grads=True, collect_from=0.75, **sgd),
         RunConfig("fp16, no master", 2, params="fp16", **sgd),
@@ -317,6 +379,7 @@ def experiments(quick=True, order="blas"):
         RunConfig("regression bf16, bf16 acc", 5, params="bf16", master_weights=True,
                   accumulate="bf16", **reg),
         *tensor,
+        *fp8_runs,
     ]
 
 
@@ -501,6 +564,7 @@ def main(argv=None):
         print(f"  {cfg.name}: loss {_fmt(rec['final_loss'], '.4g')}, "
               f"{rec['seconds']:.1f} s", file=sys.stderr, flush=True)
     acc_rows = accumulation_error(args.quick) if not args.only or 5 in args.only else []
+    fp8_rows = fp8_accumulation_error(args.quick) if not args.only or 7 in args.only else []
     print()
     print_table(records)
     if acc_rows:
@@ -510,6 +574,11 @@ def main(argv=None):
             print(f"  K={r['K']:5d} {r['inputs']:<9} {r['format']} inputs, "
                   f"{r['accumulate']:>9} accumulation: {r['relative_error']:.2e} / "
                   f"{r['relative_error_accumulator']:.2e}")
+    if fp8_rows:
+        print("\nfp8 (e4m3) matmul error against the exact sum of the same products:")
+        for r in fp8_rows:
+            print(f"  K={r['K']:5d} {r['inputs']:<9} {r['accumulate']:>21}: "
+                  f"{r['relative_error']:.2e}")
     reg = [r for r in records if r["task"] == "regress"]
     if reg:
         print("\nregression (linear teacher, inputs in [0, 1)): relative loss "
@@ -532,13 +601,15 @@ def main(argv=None):
     total = time.perf_counter() - t0
     print(f"\ntotal {total:.1f} s")
     out = {"records": records, "accumulation_error": acc_rows, "quick": args.quick,
-           "seconds": round(total, 2), "order": args.order}
+           "seconds": round(total, 2), "order": args.order,
+           "fp8_accumulation_error": fp8_rows}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)
         with open(args.json.rsplit(".", 1)[0] + ".extra.json", "w") as f:
             json.dump({"accumulation_error": acc_rows, "quick": args.quick,
-                       "seconds": out["seconds"], "order": args.order}, f, indent=1)
+                       "seconds": out["seconds"], "order": args.order,
+                       "fp8_accumulation_error": fp8_rows}, f, indent=1)
     if args.plots:
         try:
             paths = plots(records, acc_rows, grads, args.plots)
