@@ -64,6 +64,13 @@ POLICIES = {
     "fp16 mixed, fp32 acc sequential": dict(params="fp16", order="sequential"),
     "bf16 mixed, fp32 acc sequential": dict(params="bf16", order="sequential"),
     "fp16 mixed, h100 block-FMA": dict(params="fp16", accumulate="h100"),
+    # issue 13: fp8/fp4 recipes (fp32 master weights and elementwise ops, GEMM operands
+    # quantized by softfloat.mx, fp32 accumulation; no loss scaling, as Transformer
+    # Engine); target: no slower than "bf16 mixed, fp32 acc blas"
+    "fp8 current scaling": dict(recipe="fp8_current"),
+    "fp8 delayed scaling": dict(recipe="fp8_delayed"),
+    "mxfp8": dict(recipe="mxfp8"),
+    "nvfp4": dict(recipe="nvfp4"),
 }
 
 
@@ -123,12 +130,19 @@ def main(argv=None):
         row = {"numpy": t_np, "engine_fp32": t_fp32}
         for name in args.policies:
             kw = dict(POLICIES[name])
-            pol = nn.Precision(kw.pop("params"), master_weights=True,
-                               loss_scaling="dynamic", **kw)
+            if "recipe" in kw:
+                pol = nn.Precision(**kw)
+            else:
+                pol = nn.Precision(kw.pop("params"), master_weights=True,
+                                   loss_scaling="dynamic", **kw)
             cold, t_m = engine_epochs(pol)
             row[name] = t_m
             target = "" if "h100" in name else (
                 "  (target <= 2x)" if "blas" in name else "  (target <= 10x)")
+            bf16 = row.get("bf16 mixed, fp32 acc blas")
+            if "recipe" in kw:
+                target = (f"  {t_m / bf16:5.2f}x bf16 blas (target <= 1x)" if bf16
+                          else "")
             print(f"  {name:<34} {t_m * 1e3:8.1f} ms/epoch   {t_m / t_np:5.2f}x{target}"
                   f"   first epoch {cold:.2f} s")
         table["-".join(map(str, sizes))] = row

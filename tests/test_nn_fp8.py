@@ -155,6 +155,10 @@ def test_blas_gemm_within_fp32_bound():
     got = fp8_gemm(qa, qb, alpha)
     bound = 64 * 2 ** -24 * (np.abs(qa.astype(np.float64)) @ np.abs(qb.astype(np.float64)))
     assert np.all(np.abs(got / np.float64(alpha) - exact) <= bound * 1.01 + 1e-30)
+    # the same float32 BLAS product as softfloat's order="blas" model, bit for bit
+    ref = sf.matmul_values(qa, qb, sf.FP32, acc=sf.Accumulator(sf.FP32, "nearest_even", "blas"),
+                           check=False, out_dtype=np.float32) * alpha
+    assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
 
 
 def _tiny_grads(policy, x, y, dtype):
