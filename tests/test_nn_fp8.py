@@ -133,16 +133,19 @@ def test_nvfp4_equals_softfloat_mx(grad_rounding):
 
 @pytest.mark.parametrize("model", ["hopper_fp8_fast", "hopper_fp8_promote128"])
 @pytest.mark.parametrize("positive", [True, False])
-def test_hopper_gemm_equals_mx_gemm(model, positive):
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+def test_hopper_gemm_equals_mx_gemm(model, positive, fmt):
+    """nn runs the model on fp16 values (fp16 holds both fp8 formats, so the mixed
+    e5m2 x e4m3 backward GEMMs need no other path): equal to mx_gemm on encodings."""
     rng = np.random.default_rng(6)
     K = 300
     a = rng.random((5, K)) if positive else rng.standard_normal((5, K))
     b = rng.random((K, 3)) if positive else rng.standard_normal((K, 3))
-    ca, cb = sf.to_bits(a * 16, "fp8_e4m3"), sf.to_bits(b * 16, "fp8_e4m3")
-    qa = sf.from_bits(ca, "fp8_e4m3").astype(np.float32)
-    qb = sf.from_bits(cb, "fp8_e4m3").astype(np.float32)
+    ca, cb = sf.to_bits(a * 16, fmt), sf.to_bits(b * 16, fmt)
+    qa = sf.from_bits(ca, fmt).astype(np.float32)
+    qb = sf.from_bits(cb, fmt).astype(np.float32)
     got = fp8_gemm(qa, qb, np.float32(1.0), model)
-    ref = mx_gemm.fp8_matmul(ca, cb, "fp8_e4m3", model=model)
+    ref = mx_gemm.fp8_matmul(ca, cb, fmt, model=model)
     assert np.array_equal(got.astype(np.float64), ref)
 
 
