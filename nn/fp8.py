@@ -49,11 +49,15 @@ an fp32 accumulator every 128 products or never).
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 import softfloat as sf
 from softfloat import mx as _mx
 from softfloat import mx_gemm as _mxg
+
+from . import _round
 
 __all__ = ["RECIPES", "FP8_GEMMS", "FP8Recipe", "fp8_gemm"]
 
@@ -102,6 +106,28 @@ def fp8_gemm(qa, qb, alpha, model=None):
         return out * np.float32(alpha)
 
 
+# round_values's view of the two fp8 formats: IEEE-style rounding with e4m3's
+# largest exponent 8 (e4m3fn has no infinities: its top binade [256, 512) holds
+# 256..448), subnormal quantum 2**(emin - mbits) as the formats have
+_RV = {_FWD: SimpleNamespace(kind="ieee", name="fp8_e4m3 (finite range)", mbits=3, emin=-6,
+                             emax=8),
+       _BWD: _BWD}
+
+
+def _scale_round(v, s, fmt):
+    """The values of ``mx.quantize_per_tensor(v, fmt, scale=s)`` for finite float32
+    v: round(v * s) to nearest even, saturating at fmt.max. Proof: v * s is exact
+    in float64 (24 + 24 significant bits <= 53); clipping to [-max, max] before a
+    nearest-even rounding gives the same result as rounding then saturating (both
+    give +-max above max, max being a value of the format), and inside the range
+    `nn._round.round_values` with the format's mbits, emin and emax (8 for e4m3:
+    the grid of [256, 512) has step 32 and |y| <= 448, itself on the grid, so no
+    result exceeds 448) is the nearest-even value. Float32 values out."""
+    y = np.multiply(v, np.float64(s), dtype=np.float64)
+    np.clip(y, -fmt.max, fmt.max, out=y)
+    return _round.round_values(y, _RV[fmt])
+
+
 class FP8Recipe:
     """The state of one recipe in a `nn.Precision` (delayed-scaling histories, the
     stochastic-rounding stream). See the module docstring for the recipes."""
@@ -132,21 +158,41 @@ class FP8Recipe:
         self.delayed: dict = {}          # (site, role) -> softfloat.mx.DelayedScaling
 
     # ---- quantizers ------------------------------------------------------
-    def per_tensor(self, v, role, site):
+    def per_tensor(self, v, role, site, fast=True):
         """(element values as float32, 1/scale as float32) of a per-tensor scaled
-        tensor; role "x", "w" (e4m3) or "dy" (e5m2)."""
+        tensor; role "x", "w" (e4m3) or "dy" (e5m2). ``fast=False``: by
+        `softfloat.mx` itself (`DelayedScaling.quantize` / `quantize_per_tensor`,
+        then the codes' values); ``fast=True`` (finite float32 input): `_scale_round`,
+        compared with it bit for bit in tests."""
         fmt = _BWD if role == "dy" else _FWD
+        v = np.asarray(v)
+        amax = float(np.max(np.abs(v))) if v.size else 0.0
+        fast = fast and v.dtype == np.float32 and np.isfinite(amax)
+        ds = None
         if self.recipe == "fp8_delayed":
             key = (site, role)
             ds = self.delayed.get(key)
             if ds is None:
                 ds = self.delayed[key] = _mx.DelayedScaling(
                     fmt, margin=self.margin, history_len=self.history_len, algo=self.algo)
-            codes, s = ds.quantize(v)
+        if not fast:
+            if ds is not None:
+                codes, s = ds.quantize(v)
+            else:
+                codes, s = _mx.quantize_per_tensor(v, fmt, margin=self.margin)
+            vals = _LUT[fmt][codes]           # = sf.from_bits(codes, fmt), exact in float32
+            return vals, np.float32(1.0) / np.float32(s)           # TE's scale_inv (fp32)
+        if ds is not None:
+            # DelayedScaling.quantize's steps: this step's scale, then the history
+            # (amax of the finite values: all of them here) and the next scale
+            s = ds.scale
+            ds.amax_history.append(amax)
+            ds.amax_history = ds.amax_history[-ds.history_len:]
+            h = max(ds.amax_history) if ds.algo == "max" else ds.amax_history[-1]
+            ds.scale = _mx.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
         else:
-            codes, s = _mx.quantize_per_tensor(v, fmt, margin=self.margin)
-        vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
-        return vals, np.float32(1.0) / np.float32(s)               # TE's scale_inv (fp32)
+            s = _mx.fp8_scale(amax, fmt, self.margin)
+        return _scale_round(v, s, fmt), np.float32(1.0) / np.float32(s)
 
     def blocked(self, v, role, axis):
         """(values as float32, alpha) of a block-scaled operand, blocks along ``axis``

@@ -231,3 +231,25 @@ def test_recipe_validation():
     with pytest.raises(ValueError, match="amax_history_len"):
         nn.Precision(recipe="fp8_delayed", amax_history_len=0)
     assert "recipe='mxfp8'" in repr(nn.Precision(recipe="mxfp8"))
+
+
+@pytest.mark.parametrize("recipe", ["fp8_current", "fp8_delayed"])
+@pytest.mark.parametrize("role", ["x", "dy"])
+def test_per_tensor_fast_path_equals_softfloat_path(recipe, role):
+    """nn's one-pass scale-and-round against softfloat.mx's kernels (fast=False),
+    over 20 steps of tensors whose amax swings by 2**+-12 (delayed scaling then
+    saturates and flushes into the subnormal range), spread over 2**+-20."""
+    rng = np.random.default_rng(11)
+    fast = nn.Precision(recipe=recipe, amax_history_len=3, amax_margin=1)
+    slow = nn.Precision(recipe=recipe, amax_history_len=3, amax_margin=1)
+    for step in range(20):
+        v = _data(rng, (64, 33), spread=20) * np.float32(2.0 ** rng.integers(-12, 13))
+        v[0, :3] = (0.0, -0.0, 2.0 ** -149)
+        a, ia = fast.fp8.per_tensor(v, role, site=3)
+        b, ib = slow.fp8.per_tensor(v, role, site=3, fast=False)
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32)) and ia == ib
+    # non-finite input takes softfloat's path
+    v[1, 1] = np.inf
+    a, _ = fast.fp8.per_tensor(v, role, site=4)
+    b, _ = slow.fp8.per_tensor(v, role, site=4, fast=False)
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
