@@ -128,6 +128,37 @@ def _scale_round(v, s, fmt):
     return _round.round_values(y, _RV[fmt])
 
 
+def _mx_round(v, fmt, axis):
+    """The values of ``mx.dequantize(*mx.quantize(v, "mxfp8_<fmt>", axis=axis))`` as
+    float32, for finite 2-d float32 v, blocks of 32 along ``axis`` (the last one
+    partial), OCP's floor rule and nearest-even elements saturating at fmt.max.
+    Per block: amax = max |v|; shared exponent e = floor(log2 amax) - emax_elem
+    (np.frexp: amax = m 2**k with m in [0.5, 1), so floor(log2 amax) = k - 1;
+    e = -127 for an all-zero block; e is clamped below at -127 and cannot exceed
+    127 - 8 for float32 input); elements round(v / 2**e) as `_scale_round` does
+    (v * 2**-e exact in float64; clip; nearest even); the values element * 2**e
+    formed exactly in float64, then cast to float32 as the softfloat path casts
+    its float64 values."""
+    a = v if axis in (-1, 1) else v.T
+    m, n = a.shape
+    nb = -(-n // 32)
+    if nb * 32 != n:
+        pad = np.zeros((m, nb * 32), np.float32)
+        pad[:, :n] = a
+        a = pad
+    b = np.ascontiguousarray(a).reshape(m, nb, 32)
+    amax = np.abs(b).max(axis=2)
+    _, k = np.frexp(amax)
+    e = np.where(amax > 0, k.astype(np.int64) - 1 - fmt.emax, -127)
+    e = np.maximum(e, -127)
+    scale = np.ldexp(1.0, e)[:, :, None]                      # 2**e, float64, exact
+    y = np.multiply(b, 1.0 / scale, dtype=np.float64)          # exact: a power of two
+    np.clip(y, -fmt.max, fmt.max, out=y)
+    q = _round.round_values(y, _RV[fmt]).astype(np.float64) * scale
+    out = q.reshape(m, nb * 32)[:, :n].astype(np.float32)
+    return np.ascontiguousarray(out if axis in (-1, 1) else out.T)
+
+
 class FP8Recipe:
     """The state of one recipe in a `nn.Precision` (delayed-scaling histories, the
     stochastic-rounding stream). See the module docstring for the recipes."""
@@ -194,13 +225,18 @@ class FP8Recipe:
             s = _mx.fp8_scale(amax, fmt, self.margin)
         return _scale_round(v, s, fmt), np.float32(1.0) / np.float32(s)
 
-    def blocked(self, v, role, axis):
+    def blocked(self, v, role, axis, fast=True):
         """(values as float32, alpha) of a block-scaled operand, blocks along ``axis``
         (its GEMM's reduction axis). MXFP8: the values X * P (exact powers of two
         times element values), alpha 1. NVFP4: X * P without the per-tensor scale ts,
-        alpha = ts (applied after the GEMM, as cuBLAS's alpha)."""
+        alpha = ts (applied after the GEMM, as cuBLAS's alpha). MXFP8 with
+        ``fast=True`` (finite float32 2-d input): `_mx_round`, compared with
+        softfloat.mx bit for bit in tests; otherwise softfloat.mx itself."""
         if self.recipe == "mxfp8":
             fmt = "mxfp8_e5m2" if role == "dy" else "mxfp8_e4m3"
+            v = np.asarray(v)
+            if fast and v.dtype == np.float32 and v.ndim == 2 and np.isfinite(v).all():
+                return _mx_round(v, _BWD if role == "dy" else _FWD, axis), 1.0
             codes, scales = _mx.quantize(v, fmt, axis=axis)
             return _mx.dequantize(codes, scales, fmt, axis=axis).astype(np.float32), 1.0
         ts = _mx.nvfp4_tensor_scale(v)

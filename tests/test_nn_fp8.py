@@ -253,3 +253,26 @@ def test_per_tensor_fast_path_equals_softfloat_path(recipe, role):
     a, _ = fast.fp8.per_tensor(v, role, site=4)
     b, _ = slow.fp8.per_tensor(v, role, site=4, fast=False)
     assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+@pytest.mark.parametrize("role", ["x", "dy"])
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_mxfp8_fast_path_equals_softfloat_mx(role, axis):
+    """nn's MX rounding against softfloat.mx.quantize + dequantize: blocks spread
+    over 2**+-60 (subnormal elements, e clamped at -127 for 2**-140 blocks), an
+    all-zero block, signed zeros, a partial last block (70 = 2 * 32 + 6)."""
+    rng = np.random.default_rng(12)
+    P = nn.Precision(recipe="mxfp8")
+    for t in range(4):
+        v = _data(rng, (70, 70), spread=6)
+        v *= np.exp2(rng.integers(-60, 61, (70, 1)) if axis == -1
+                     else rng.integers(-60, 61, (1, 70))).astype(np.float32)
+        if axis == -1:
+            v[0, :32] = 0.0
+            v[1, :5] = (-0.0, 2.0 ** -149, -(2.0 ** -140), 2.0 ** -130, 3.0e38)
+        else:
+            v[:32, 0] = 0.0
+            v[:5, 1] = (-0.0, 2.0 ** -149, -(2.0 ** -140), 2.0 ** -130, 3.0e38)
+        a, _ = P.fp8.blocked(v, role, axis)
+        b, _ = P.fp8.blocked(v, role, axis, fast=False)
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
