@@ -64,7 +64,6 @@ __all__ = ["RECIPES", "FP8_GEMMS", "FP8Recipe", "fp8_gemm"]
 RECIPES = ("fp8_current", "fp8_delayed", "mxfp8", "nvfp4")
 FP8_GEMMS = ("fp32", "hopper_fp8_fast", "hopper_fp8_promote128")
 _FWD, _BWD = sf.get_format("fp8_e4m3"), sf.get_format("fp8_e5m2")
-_BLAS = sf.Accumulator(sf.FP32, "nearest_even", "blas")
 _FP16 = sf.get_format("fp16")       # holds every e4m3 and every e5m2 value exactly
 # value of every 8-bit code as float32 (exact: e4m3 and e5m2 values are float32
 # values), by softfloat.from_bits; NaN codes decode to NaN
