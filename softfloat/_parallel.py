@@ -43,17 +43,7 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
 
 def run_chunks(kernel, n: int, *args) -> int:
     """``kernel(lo, hi, *args)`` over [0, n) in chunks; returns the OR of the results."""
-    nt = num_threads()
-    if n < MIN_PARALLEL or nt == 1:
-        return int(kernel(0, n, *args))
-    nchunks = min(4 * nt, (n + MIN_PARALLEL - 1) // MIN_PARALLEL)
-    step = (n + nchunks - 1) // nchunks
-    pool = _get_pool(nt)
-    futs = [pool.submit(kernel, lo, min(n, lo + step), *args) for lo in range(0, n, step)]
-    r = 0
-    for f in futs:
-        r |= int(f.result())
-    return r
+    return run_chunks_weighted(kernel, n, 1, *args)
 
 
 def run_chunks_weighted(kernel, n: int, cost: int, *args) -> int:
