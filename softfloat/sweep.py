@@ -13,7 +13,11 @@ fastest):
   values per operand (``a=``, ``b=``, ``c=``: ranges, lists), or the
   structured ``c_family="cancel"``: for every (a, b) the 16 addends
   ``-RN(a*b) + d`` (d = -5..5 units in the last place, where the sum cancels),
-  ``RN(a*b)``, both zeros and both largest finite values;
+  ``RN(a*b)``, both zeros and both largest finite values; or the smaller
+  ``c_family="cancel4"``: for every (a, b) four addends, ``-RN(a*b)`` and its
+  two neighbours (-1, +1 unit in the last place) plus one extreme value chosen
+  by ``(a ^ b) & 3`` (+0, -0, +max, -max), so every pair meets each kind of
+  hard addend and the whole 2**32 pairs make 2**34 triples;
 * unary ops (``sqrt``) and conversions (``convert:<dst>``): every encoding;
 * ``from_float32`` into a format: every float32 bit pattern (2**32), rounded
   by `softfloat.to_bits`.
@@ -74,6 +78,7 @@ __all__ = ["run_sweep", "run_shard", "shard_cases", "shard_range", "total_cases"
 OPS = O.BINARY_OPS + O.UNARY_OPS + O.TERNARY_OPS + ("convert:<format>", "from_float32")
 BLOCK = 1 << 20            # cases per kernel call
 FAMILY_SIZE = 16           # addends per (a, b) pair of the "cancel" fma family
+FAMILIES = {"cancel": FAMILY_SIZE, "cancel4": 4}   # fma addend families and their sizes
 SHARD_FORMAT = 2           # version of the shard file layout
 
 
@@ -212,19 +217,20 @@ class Space:
         if c_family is not None:
             if self.kind != "ternary":
                 raise ValueError("c_family is for fma sweeps")
-            if c_family != "cancel":
-                raise ValueError(f"unknown c_family {c_family!r}; expected 'cancel'")
+            if c_family not in FAMILIES:
+                raise ValueError(f"unknown c_family {c_family!r}; expected one of "
+                                 f"{sorted(FAMILIES)}")
             if c is not None:
                 raise ValueError("give either c or c_family")
             if f.name not in ("fp16", "bf16"):
-                raise ValueError("the cancel family is defined for fp16 and bf16")
+                raise ValueError("the cancel families are defined for fp16 and bf16")
         self.c_family = c_family
         self.sets = [None if given[n] is None else parse_values(given[n], f)
                      for n in "abc"[:nargs]]
         full = 1 << (32 if self.kind == "from_float32" else f.nbits)
         self.sizes = [full if s is None else int(s.size) for s in self.sets]
         if c_family:
-            self.sizes[2] = FAMILY_SIZE
+            self.sizes[2] = FAMILIES[c_family]
         self.total = int(np.prod(self.sizes, dtype=object))
 
     def describe(self) -> dict:
@@ -258,7 +264,7 @@ class Space:
         ops = []
         for j, p in enumerate(parts):
             if self.c_family and j == 2:
-                ops.append(_family(ops[0], ops[1], p.astype(np.int64), self.f))
+                ops.append(_family(ops[0], ops[1], p.astype(np.int64), self.f, self.c_family))
             else:
                 ops.append(self._axis_values(j, p.astype(np.int64)))
         return tuple(ops)
@@ -314,7 +320,8 @@ class Space:
             k = len(vals)
             if self.c_family:
                 a, b, j = vals
-                cgrid = _family(a[:, None, None], b[None, :, None], j[None, None, :], self.f)
+                cgrid = _family(a[:, None, None], b[None, :, None], j[None, None, :], self.f,
+                                self.c_family)
                 layout = O.Layout([a, b, cgrid.ravel()],
                                   [(b.size * j.size).bit_length() - 1, j.size.bit_length() - 1, 0],
                                   [-1, b.size - 1, -1], a.size * b.size * j.size)
@@ -341,11 +348,18 @@ def _compact(v: np.ndarray) -> str:
     return ",".join(out)
 
 
-def _family(a, b, j, f: Format):
-    """The 'cancel' addends (see the module doc) for operands a, b and family
-    positions j (broadcasting). RN(a*b) by the host: the product is exact in
-    float64 and rounded by numpy / ml_dtypes (a choice of inputs, not a result)."""
+def _family(a, b, j, f: Format, family="cancel"):
+    """The addends of ``family`` ('cancel' or 'cancel4', see the module doc) for
+    operands a, b and family positions j (broadcasting). RN(a*b) by the host: the
+    product is exact in float64 and rounded by numpy / ml_dtypes (a choice of
+    inputs, not a result)."""
     import ml_dtypes
+    if family == "cancel4":
+        # positions 0, 1, 2 are the cancel family's 4, 5, 6 (d = -1, 0, +1);
+        # position 3 its extreme 12 + ((a ^ b) & 3): +0, -0, +max, -max
+        j = np.asarray(j, np.int64)
+        ab = (np.asarray(a, np.int64) ^ np.asarray(b, np.int64)) & 3
+        j = np.where(j < 3, j + 4, 12 + ab)
     ht = np.float16 if f.name == "fp16" else ml_dtypes.bfloat16
     with np.errstate(all="ignore"):
         p = a.view(ht).astype(np.float64) * b.view(ht).astype(np.float64)
@@ -698,7 +712,7 @@ def _name(sp: Space, mode):
     d = sp.describe()
     if d:
         tag = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
-        base += "_" + ("cancel" if d.get("c_family") else "sub") + "-" + tag
+        base += "_" + (d["c_family"] if d.get("c_family") else "sub") + "-" + tag
     return base
 
 
@@ -864,8 +878,8 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         Run only these shards (the report then says ``exhaustive: false``).
     a, b, c : operand sets, optional
         A sub-space (see `parse_values`): ``c=0x3c00`` fixes c, ``a="0x3c00-0x3cff"``...
-    c_family : {"cancel"}, optional
-        fma only: the structured addends of the module doc.
+    c_family : {"cancel", "cancel4"}, optional
+        fma only: the structured addends of the module doc (16 or 4 per pair).
     backend : {"process", "dask"}
         ``dask`` runs the shards on a Dask distributed cluster: a local one of
         ``jobs`` workers, or the one at ``scheduler``; shard files then need an
@@ -1136,9 +1150,10 @@ def _parser():
         p.add_argument(f"--{n}", default=None, metavar="SET",
                        help=f"operand {n} only from SET: values and ranges, e.g. "
                             f"0x3c00-0x3cff,0x8000" if n == "a" else argparse.SUPPRESS)
-    p.add_argument("--c-family", default=None, choices=("cancel",),
-                   help="fma: for every (a, b), 16 addends where the sum cancels "
-                        "(-RN(a*b) +- 5 ulps, RN(a*b), +-0, +-max)")
+    p.add_argument("--c-family", default=None, choices=tuple(FAMILIES),
+                   help="fma: for every (a, b), addends where the sum cancels: 'cancel' "
+                        "16 (-RN(a*b) +- 5 ulps, RN(a*b), +-0, +-max), 'cancel4' 4 "
+                        "(-RN(a*b) +- 1 ulp and one of +-0, +-max by (a^b)&3)")
     p.add_argument("--backend", default="process", choices=("process", "dask"),
                    help="where shards run: local processes, or a Dask cluster")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",

@@ -242,6 +242,15 @@ def test_operand_sets_and_family():
     v = sf.from_bits(c, "fp16")
     assert v[5] == -15.0 and v[11] == 15.0 and list(v[12:]) == [0.0, 0.0, 65504.0, -65504.0]
     assert np.signbit(v[13]) and v[4] == -15.0 + 2 ** -7 and v[6] == -15.0 - 2 ** -7
+    # cancel4: -RN(a*b) and its two neighbours, then one extreme chosen by (a ^ b) & 3
+    assert S.total_cases("fma", "fp16", c_family="cancel4") == 1 << 34
+    c4 = S._family(a, b, np.arange(4), sf.FP16, "cancel4")
+    assert list(c4) == list(c[[4, 5, 6, 12 + ((int(a[0]) ^ int(b[0])) & 3)]])
+    aa = np.arange(4, dtype=np.uint16)
+    ext = S._family(aa, np.zeros(4, np.uint16), np.full(4, 3), sf.FP16, "cancel4")
+    assert [int(x) for x in ext] == [0, 0x8000, 0x7BFF, 0xFBFF]
+    with pytest.raises(ValueError, match="unknown c_family"):
+        S.Space("fma", "fp16", c_family="cancel8")
 
 
 @needs_arith
@@ -256,6 +265,11 @@ def test_fma_sweeps_sub_spaces():
             rep = S.run_sweep("fma", fmt, mode, c_family="cancel", sample=1 << 16, shards=8,
                               mpfr=10)
             assert rep["mismatches"] == 0 and rep["mpfr"]["mismatches"] == 0, rep
+        # cancel4, one exhaustive shard: every b and family member for 4 values of a
+        rep = S.run_sweep("fma", fmt, "nearest_even", c_family="cancel4", shards=1 << 14,
+                          shard_ids=[0x3C00 >> 2], mpfr=10)
+        assert rep["cases"] == 1 << 20 and rep["mismatches"] == 0, rep["first_mismatches"]
+        assert rep["space"] == {"c_family": "cancel4"}
     rep = S.run_sweep("fma", "fp16", "upward", a="0x3c00-0x3c03", b="0x3555,0x8001",
                       c="0x0-0x7")
     assert rep["cases"] == 4 * 2 * 8 and rep["mismatches"] == 0
