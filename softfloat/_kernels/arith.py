@@ -11,9 +11,12 @@ Every operation works on integers only. Each one is split in two:
   calls `core.round_pack` (the one place that reads the rounding mode and raises
   underflow, overflow and inexact) and the NaN specialization below.
 
-Unpacking and `finish` are written once per array loop, not once per operation
-and branch. Every helper is a plain ``@njit`` function: numba compiles it once
-per process (and caches it) and LLVM inlines it where that pays. numba's own
+Unpacking and `finish` are written once per operation family (``add_one``,
+``mul_one``, ... and the array loops), not once per branch. The binary operations
+have one array loop per family (`addsub_chunk`, `mul_chunk`, `div_chunk`,
+`minmax_chunk`; `binary_array` picks it), so that the first add of a process
+compiles add's code only. Every helper is a plain ``@njit`` function: numba
+compiles it once per process (and caches it) and LLVM inlines it where that pays. numba's own
 ``inline="always"`` would copy the body into every caller before typing; with
 round_pack in every copy that made compilation take minutes.
 
@@ -31,7 +34,7 @@ from .core import (C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVAL
                    zero_bits, zero_flags)
 from .specialize import fresh_nan, invalid_int, nan_operands
 
-# Binary operation codes (binary_array).
+# Binary operation codes (binary_array, binary_chunk_kernel).
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MIN, OP_MAX, OP_MINNUM, OP_MAXNUM = range(8)
 # Unary operation codes (unary_array).
 OP_SQRT, OP_RINT, OP_RINTX = 0, 1, 2
@@ -49,8 +52,14 @@ R_NAN = 5       # a NaN operand decides (specialize.nan_operands over a, b, c)
 
 _I0 = np.int64(0)
 
+# The decorator of the scalar helpers below (called from kernels only, never from
+# Python): numba compiles every jitted function into machine code of its own, with
+# a CPython and a C wrapper; a helper needs neither wrapper, and skipping them
+# takes about 0.03 s of CPU per helper off the first compilation.
+helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
-@njit(cache=True)
+
+@helper
 def finish(code, s, e, m, fx, ca, sa, ma, la, cb, sb, mb, lb, cc, sc, mc, lc,
            E, M, bias, kind, pol, r):
     """Encoding and flags for a result kind (see R_*); the operands' class, sign,
@@ -75,7 +84,7 @@ def finish(code, s, e, m, fx, ca, sa, ma, la, cb, sb, mb, lb, cc, sc, mc, lc,
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@helper
 def add_finite(sa, ea, ma, sb, eb, mb):
     """sa*ma*2**ea + sb*mb*2**eb as a result kind, for 0 < ma, mb < 2**50 (every
     caller: operands of <= 24 bits, exact products of <= 48 bits, exact products
@@ -105,7 +114,7 @@ def add_finite(sa, ea, ma, sb, eb, mb):
     return R_ROUND, sa, ea, ma - mb, 0          # ma - mb == 0: exact cancellation
 
 
-@njit(cache=True)
+@helper
 def isqrt62(n):
     """(floor(sqrt(n)), n - floor(sqrt(n))**2) for 0 <= n < 2**62, digit by digit."""
     r = _I0
@@ -122,7 +131,7 @@ def isqrt62(n):
     return r, n
 
 
-@njit(cache=True)
+@helper
 def int_magnitude(sign, exp, sig, pol, rbits):
     """|x| rounded to an integer by the mode (x = sig * 2**exp, exp < 0, sig < 2**30).
 
@@ -139,7 +148,7 @@ def int_magnitude(sign, exp, sig, pol, rbits):
 # --------------------------------------------------------------------------
 # Operations on unpacked operands: each returns (kind, sign, exp, sig, flags).
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@helper
 def add_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was).
     Operands as unpacked, or values in flight (significands < 2**50)."""
@@ -162,7 +171,7 @@ def add_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return add_finite(sa, ea, ma, sb, eb, mb)
 
 
-@njit(cache=True)
+@helper
 def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -176,7 +185,7 @@ def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea + eb, ma * mb, 0      # the exact product: < 2**48
 
 
-@njit(cache=True)
+@helper
 def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -203,7 +212,7 @@ def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     return R_ROUND, s, ea - la - eb, q, 0
 
 
-@njit(cache=True)
+@helper
 def sqrt_pre(ca, sa, ea, ma):
     if ca >= C_QNAN:
         return R_NAN, _I0, _I0, _I0, 0
@@ -224,7 +233,7 @@ def sqrt_pre(ca, sa, ea, ma):
     return R_ROUND, _I0, (ea - sh) >> 1, r, 0
 
 
-@njit(cache=True)
+@helper
 def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc):
     """a * b + c, one rounding; SoftFloat mulAdd's order of special cases."""
     if ca >= C_QNAN or cb >= C_QNAN:
@@ -259,7 +268,7 @@ def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc):
     return add_finite(sp, ep, mp, sc, ec, mc)
 
 
-@njit(cache=True)
+@helper
 def order_key(cls, sign, bits, E, M):
     """An integer that orders non-NaN values like their values (both zeros -> 0)."""
     if cls == C_ZERO:
@@ -268,7 +277,7 @@ def order_key(cls, sign, bits, E, M):
     return -mag if sign else mag
 
 
-@njit(cache=True)
+@helper
 def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     """IEEE 754-2019 minimum/maximum (NaN wins, -0 < +0) and
     minimumNumber/maximumNumber (a number wins over a NaN; sNaN raises invalid).
@@ -300,7 +309,7 @@ def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
     return R_BITS, _I0, _I0, np.int64(y), 0
 
 
-@njit(cache=True)
+@helper
 def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     """roundToIntegral in the mode (inexact raised only when ``exact``)."""
     if ca >= C_QNAN:
@@ -316,7 +325,7 @@ def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     return R_ROUND, sa, _I0, n, flags              # an integer: exact in the format
 
 
-@njit(cache=True)
+@helper
 def compare_one(op, x, y, E, M, bias, kind, daz):
     """Comparison predicate and flags: quiet predicates raise invalid for
     signaling NaN operands only, signaling ones (op >= CMP_SIGNALING) for any NaN."""
@@ -343,7 +352,7 @@ def compare_one(op, x, y, E, M, bias, kind, daz):
     return False, 0                                # unordered: both are numbers
 
 
-@njit(cache=True)
+@helper
 def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     """Encoding -> signed integer of ``ibits`` (32 or 64) bits in the mode.
     NaN, infinity and out-of-range values raise invalid and give the integer
@@ -366,7 +375,7 @@ def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     return (-n if sa else n), (inx if exact else 0)
 
 
-@njit(cache=True)
+@helper
 def from_int_one(v, E, M, bias, kind, pol, rbits):
     """Signed 64-bit integer -> encoding, rounded once."""
     v = np.int64(v)
@@ -384,22 +393,52 @@ def from_int_one(v, E, M, bias, kind, pol, rbits):
     return round_pack(s, e, v, E, M, bias, kind, pol, rbits)
 
 
-@njit(cache=True)
-def binary_one(op, x, y, E, M, bias, kind, pol, r):
-    """One element of add/sub/mul/div/min/max: classify, compute, finish.
-    Returns (bits, flags). Shared by the general loop and arith_fast's pass 2."""
+# One element of each binary operation family: unpack, the family's *_pre, finish.
+# One function (and one array loop below) per family, not one for all: the first
+# add of a process then compiles add's code only, not mul's, div's and min/max's
+# (each family's loop is compiled on its first use). Shared by the general loops
+# below and by arith_fast's pass 2. Each returns (bits, flags).
+@helper
+def add_one(negb, x, y, E, M, bias, kind, pol, r):
+    """x + y (negb = 0) or x - y (negb = 1: y's sign flipped, but a NaN y is
+    propagated as it was)."""
     daz = pol[P_DAZ]
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
-    if op <= OP_SUB:
-        negb = np.int64(1) if op == OP_SUB else _I0
-        k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb)
-    elif op == OP_MUL:
-        k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-    elif op == OP_DIV:
-        k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-    else:
-        k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
+    k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb)
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+                  E, M, bias, kind, pol, r)
+
+
+@helper
+def mul_one(x, y, E, M, bias, kind, pol, r):
+    """x * y."""
+    daz = pol[P_DAZ]
+    ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+    cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+    k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+                  E, M, bias, kind, pol, r)
+
+
+@helper
+def div_one(x, y, E, M, bias, kind, pol, r):
+    """x / y."""
+    daz = pol[P_DAZ]
+    ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+    cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+    k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+                  E, M, bias, kind, pol, r)
+
+
+@helper
+def minmax_one(op, x, y, E, M, bias, kind, pol, r):
+    """minimum/maximum/minimumNumber/maximumNumber (op: OP_MIN..OP_MAXNUM)."""
+    daz = pol[P_DAZ]
+    ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
+    cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
+    k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
     return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
@@ -409,15 +448,18 @@ def binary_one(op, x, y, E, M, bias, kind, pol, r):
 # index mask (ma = 0), a full one indexed directly (ma = -1). Each loop returns
 # the OR of all flags; ``flg`` is written only if want_flags.
 # --------------------------------------------------------------------------
+# The binary loops: one per operation family (see add_one), all with the same
+# arguments (``op`` selects add or sub, or which of min/max; mul and div ignore it).
 @njit(cache=True, nogil=True)
-def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
-    """out[i] = op(a[i & ma], b[i & mb]) for the add/sub/mul/div/min/max codes."""
+def addsub_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = a[i & ma] + b[i & mb] (op OP_ADD) or - (op OP_SUB)."""
     sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
+    negb = np.int64(1) if op == OP_SUB else _I0
     fa = 0
     for i in range(lo, hi):
         r = rand_bits(key, i, nb) if sr else _I0
-        v, f = binary_one(op, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
+        v, f = add_one(negb, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f
@@ -425,9 +467,73 @@ def binary_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kin
     return fa
 
 
+@njit(cache=True, nogil=True)
+def mul_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = a[i & ma] * b[i & mb] (op: OP_MUL, unused)."""
+    sr = is_stochastic(pol)
+    nb = pol[P_SRBITS]
+    fa = 0
+    for i in range(lo, hi):
+        r = rand_bits(key, i, nb) if sr else _I0
+        v, f = mul_one(np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+@njit(cache=True, nogil=True)
+def div_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = a[i & ma] / b[i & mb] (op: OP_DIV, unused)."""
+    sr = is_stochastic(pol)
+    nb = pol[P_SRBITS]
+    fa = 0
+    for i in range(lo, hi):
+        r = rand_bits(key, i, nb) if sr else _I0
+        v, f = div_one(np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol, r)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+@njit(cache=True, nogil=True)
+def minmax_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key):
+    """out[i] = op(a[i & ma], b[i & mb]) for op OP_MIN, OP_MAX, OP_MINNUM, OP_MAXNUM
+    (no rounding: key unused)."""
+    fa = 0
+    for i in range(lo, hi):
+        v, f = minmax_one(op, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, pol,
+                          _I0)
+        out[i] = v
+        if want_flags:
+            flg[i] = f
+        fa |= f
+    return fa
+
+
+def binary_chunk_kernel(op):
+    """The loop of a binary operation code (add/sub, mul, div, min/max family)."""
+    if op == OP_ADD or op == OP_SUB:
+        return addsub_chunk
+    if op == OP_MUL:
+        return mul_chunk
+    if op == OP_DIV:
+        return div_chunk
+    if OP_MIN <= op <= OP_MAXNUM:
+        return minmax_chunk
+    raise ValueError(f"unknown binary operation code {op}")
+
+
 def binary_array(op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key, chunk=None):
-    """Run `binary_chunk` over the output in parallel chunks; returns the OR of the flags."""
-    return run_chunks(binary_chunk, out.size, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, kind, pol, key)
+    """out = op(a, b) for the add/sub/mul/div/min/max codes: runs the operation's
+    loop (`binary_chunk_kernel`) in parallel chunks; returns the OR of the flags.
+    a, b: flat uint32 encodings; ma, mb: index masks (0 broadcasts element 0, -1
+    indexes directly); out: uint32; flg: uint8, written only if want_flags."""
+    return run_chunks(binary_chunk_kernel(op), out.size, op, a, b, ma, mb, out, flg, want_flags,
+                      E, M, bias, kind, pol, key)
 
 
 @njit(cache=True, nogil=True)
