@@ -15,8 +15,9 @@ Unpacking and `finish` are written once per operation family (``add_one``,
 ``mul_one``, ... and the array loops), not once per branch. The binary operations
 have one array loop per family (`addsub_chunk`, `mul_chunk`, `div_chunk`,
 `minmax_chunk`; `binary_array` picks it), so that the first add of a process
-compiles add's code only. Every helper is a plain ``@njit`` function: numba
-compiles it once per process (and caches it) and LLVM inlines it where that pays. numba's own
+compiles add's code only. Every scalar helper is a plain numba function
+(``@helper``, see jit.py: no CPython or C wrapper): numba compiles it once per
+process (and caches it) and LLVM inlines it where that pays. numba's own
 ``inline="always"`` would copy the body into every caller before typing; with
 round_pack in every copy that made compilation take minutes.
 
@@ -32,6 +33,7 @@ from .core import (C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVAL
                    OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, clz64,
                    inf_bits, is_stochastic, rand_bits, round_pack, shift_right_jam, unpack,
                    zero_bits, zero_flags)
+from .jit import helper
 from .specialize import fresh_nan, invalid_int, nan_operands
 
 # Binary operation codes (binary_array, binary_chunk_kernel).
@@ -51,12 +53,6 @@ R_FRESH = 4     # invalid operation, no NaN operand: a fresh NaN (also fma(0, in
 R_NAN = 5       # a NaN operand decides (specialize.nan_operands over a, b, c)
 
 _I0 = np.int64(0)
-
-# The decorator of the scalar helpers below (called from kernels only, never from
-# Python): numba compiles every jitted function into machine code of its own, with
-# a CPython and a C wrapper; a helper needs neither wrapper, and skipping them
-# takes about 0.03 s of CPU per helper off the first compilation.
-helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 @helper
