@@ -52,7 +52,13 @@ R_INF = 3       # infinity of that sign (formats without one: core.inf_bits deci
 R_FRESH = 4     # invalid operation, no NaN operand: a fresh NaN (also fma(0, inf, NaN))
 R_NAN = 5       # a NaN operand decides (specialize.nan_operands over a, b, c)
 
+# Constants passed to helpers are int64 scalars, never Python ints: numba types a
+# Python int constant argument as a literal and compiles the callee (and, through
+# it, its callees) once more for it.
 _I0 = np.int64(0)
+_CZ = np.int64(C_ZERO)
+_KIEEE = np.int64(K_IEEE)
+_I8, _I30, _IM29 = np.int64(8), np.int64(30), np.int64(-29)
 
 
 @helper
@@ -106,8 +112,8 @@ def add_finite(sa, ea, ma, sb, eb, mb):
     # floor(exact) | 1, i.e. still the exact value jammed (for a sum, trivially).
     mb = shift_right_jam(mb, ea - eb)
     if sa == sb:
-        return R_ROUND, sa, ea, ma + mb, 0
-    return R_ROUND, sa, ea, ma - mb, 0          # ma - mb == 0: exact cancellation
+        return R_ROUND, sa, ea, ma + mb, _I0
+    return R_ROUND, sa, ea, ma - mb, _I0       # ma - mb == 0: exact cancellation
 
 
 @helper
@@ -137,7 +143,7 @@ def int_magnitude(sign, exp, sig, pol, rbits):
     (integer magnitude, inexact flag)."""
     ipol = (pol[P_MODE], _I0, _I0, np.int64(OVF_IEEE), _I0, pol[P_NAN], pol[P_NANBITS],
             pol[P_SRBITS])
-    bits, f = round_pack(sign, exp, sig, 8, 30, -29, K_IEEE, ipol, rbits)
+    bits, f = round_pack(sign, exp, sig, _I8, _I30, _IM29, _KIEEE, ipol, rbits)
     return bits & ((np.int64(1) << 38) - 1), f & F_INEXACT
 
 
@@ -149,55 +155,55 @@ def add_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     """a + b (for a - b, pass b's sign flipped; a NaN b is reported as it was).
     Operands as unpacked, or values in flight (significands < 2**50)."""
     if ca >= C_QNAN or cb >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     if ca == C_INF:
         if cb == C_INF and sa != sb:
-            return R_FRESH, _I0, _I0, _I0, 0
-        return R_INF, sa, _I0, _I0, 0
+            return R_FRESH, _I0, _I0, _I0, _I0
+        return R_INF, sa, _I0, _I0, _I0
     if cb == C_INF:
-        return R_INF, sb, _I0, _I0, 0
+        return R_INF, sb, _I0, _I0, _I0
     if ca == C_ZERO:
         if cb == C_ZERO:
             if sa == sb:
-                return R_ZERO, sa, _I0, _I0, 0
-            return R_ROUND, _I0, _I0, _I0, 0   # (+0) + (-0): round_pack's zero sign
-        return R_ROUND, sb, eb, mb, 0          # exact, but FTZ may flush it
+                return R_ZERO, sa, _I0, _I0, _I0
+            return R_ROUND, _I0, _I0, _I0, _I0   # (+0) + (-0): round_pack's zero sign
+        return R_ROUND, sb, eb, mb, _I0       # exact, but FTZ may flush it
     if cb == C_ZERO:
-        return R_ROUND, sa, ea, ma, 0
+        return R_ROUND, sa, ea, ma, _I0
     return add_finite(sa, ea, ma, sb, eb, mb)
 
 
 @helper
 def mul_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     s = sa ^ sb
     if ca == C_INF or cb == C_INF:
         if ca == C_ZERO or cb == C_ZERO:
-            return R_FRESH, _I0, _I0, _I0, 0
-        return R_INF, s, _I0, _I0, 0
+            return R_FRESH, _I0, _I0, _I0, _I0
+        return R_INF, s, _I0, _I0, _I0
     if ca == C_ZERO or cb == C_ZERO:
-        return R_ZERO, s, _I0, _I0, 0
-    return R_ROUND, s, ea + eb, ma * mb, 0      # the exact product: < 2**48
+        return R_ZERO, s, _I0, _I0, _I0
+    return R_ROUND, s, ea + eb, ma * mb, _I0   # the exact product: < 2**48
 
 
 @helper
 def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     if ca >= C_QNAN or cb >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     s = sa ^ sb
     if ca == C_INF:
         if cb == C_INF:
-            return R_FRESH, _I0, _I0, _I0, 0
-        return R_INF, s, _I0, _I0, 0
+            return R_FRESH, _I0, _I0, _I0, _I0
+        return R_INF, s, _I0, _I0, _I0
     if cb == C_INF:
-        return R_ZERO, s, _I0, _I0, 0
+        return R_ZERO, s, _I0, _I0, _I0
     if cb == C_ZERO:
         if ca == C_ZERO:
-            return R_FRESH, _I0, _I0, _I0, 0
+            return R_FRESH, _I0, _I0, _I0, _I0
         return R_INF, s, _I0, _I0, F_INFINITE
     if ca == C_ZERO:
-        return R_ZERO, s, _I0, _I0, 0
+        return R_ZERO, s, _I0, _I0, _I0
     # Dividend's leading bit to 62; the divisor has <= 24 bits, so the quotient
     # has >= 38 bits; a nonzero remainder is jammed into bit 0.
     la = clz64(ma) - 1
@@ -205,19 +211,19 @@ def div_pre(ca, sa, ea, ma, cb, sb, eb, mb):
     q = n // mb
     if n - q * mb != 0:
         q |= 1
-    return R_ROUND, s, ea - la - eb, q, 0
+    return R_ROUND, s, ea - la - eb, q, _I0
 
 
 @helper
 def sqrt_pre(ca, sa, ea, ma):
     if ca >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     if ca == C_ZERO:
-        return R_ZERO, sa, _I0, _I0, 0            # sqrt(-0) = -0
+        return R_ZERO, sa, _I0, _I0, _I0         # sqrt(-0) = -0
     if sa == 1:
-        return R_FRESH, _I0, _I0, _I0, 0
+        return R_FRESH, _I0, _I0, _I0, _I0
     if ca == C_INF:
-        return R_INF, _I0, _I0, _I0, 0
+        return R_INF, _I0, _I0, _I0, _I0
     if ea & 1:                                     # make the exponent even
         ma = ma << 1
         ea = ea - 1
@@ -226,14 +232,14 @@ def sqrt_pre(ca, sa, ea, ma):
     r, rem = isqrt62(n)                            # r in [2**30, 2**31): >= 31 bits
     if rem != 0:
         r |= 1
-    return R_ROUND, _I0, (ea - sh) >> 1, r, 0
+    return R_ROUND, _I0, (ea - sh) >> 1, r, _I0
 
 
 @helper
 def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc):
     """a * b + c, one rounding; SoftFloat mulAdd's order of special cases."""
     if ca >= C_QNAN or cb >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     sp = sa ^ sb
     if ca == C_INF or cb == C_INF:
         if ca == C_ZERO or cb == C_ZERO:
@@ -243,24 +249,24 @@ def fma_pre(ca, sa, ea, ma, cb, sb, eb, mb, cc, sc, ec, mc):
             f = F_INVALID if cc == C_SNAN else 0
             return R_FRESH, _I0, _I0, _I0, f
         if cc >= C_QNAN:
-            return R_NAN, _I0, _I0, _I0, 0
+            return R_NAN, _I0, _I0, _I0, _I0
         if cc == C_INF and sc != sp:               # inf - inf
-            return R_FRESH, _I0, _I0, _I0, 0
-        return R_INF, sp, _I0, _I0, 0
+            return R_FRESH, _I0, _I0, _I0, _I0
+        return R_INF, sp, _I0, _I0, _I0
     if cc >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     if cc == C_INF:
-        return R_INF, sc, _I0, _I0, 0
+        return R_INF, sc, _I0, _I0, _I0
     if ca == C_ZERO or cb == C_ZERO:
         if cc == C_ZERO:
             if sp == sc:
-                return R_ZERO, sp, _I0, _I0, 0
-            return R_ROUND, _I0, _I0, _I0, 0   # (+0) + (-0): round_pack's zero sign
-        return R_ROUND, sc, ec, mc, 0
+                return R_ZERO, sp, _I0, _I0, _I0
+            return R_ROUND, _I0, _I0, _I0, _I0   # (+0) + (-0): round_pack's zero sign
+        return R_ROUND, sc, ec, mc, _I0
     mp = ma * mb                                   # the exact product: < 2**48
     ep = ea + eb
     if cc == C_ZERO:
-        return R_ROUND, sp, ep, mp, 0
+        return R_ROUND, sp, ep, mp, _I0
     return add_finite(sp, ep, mp, sc, ec, mc)
 
 
@@ -290,30 +296,30 @@ def minmax_pre(op, x, ca, sa, y, cb, sb, E, M):
             if ca == C_ZERO:
                 return R_ZERO, sa, _I0, _I0, f
             return R_BITS, _I0, _I0, np.int64(x), f
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     want_min = op == OP_MIN or op == OP_MINNUM
     ka = order_key(ca, sa, x, E, M)
     kb = order_key(cb, sb, y, E, M)
     if ka == kb and ca == C_ZERO:                  # both zero: -0 < +0
-        return R_ZERO, ((sa | sb) if want_min else (sa & sb)), _I0, _I0, 0
+        return R_ZERO, ((sa | sb) if want_min else (sa & sb)), _I0, _I0, _I0
     if ka == kb or (ka < kb) == want_min:
         if ca == C_ZERO:
-            return R_ZERO, sa, _I0, _I0, 0
-        return R_BITS, _I0, _I0, np.int64(x), 0
+            return R_ZERO, sa, _I0, _I0, _I0
+        return R_BITS, _I0, _I0, np.int64(x), _I0
     if cb == C_ZERO:
-        return R_ZERO, sb, _I0, _I0, 0
-    return R_BITS, _I0, _I0, np.int64(y), 0
+        return R_ZERO, sb, _I0, _I0, _I0
+    return R_BITS, _I0, _I0, np.int64(y), _I0
 
 
 @helper
 def rint_pre(x, ca, sa, ea, ma, exact, pol, rbits):
     """roundToIntegral in the mode (inexact raised only when ``exact``)."""
     if ca >= C_QNAN:
-        return R_NAN, _I0, _I0, _I0, 0
+        return R_NAN, _I0, _I0, _I0, _I0
     if ca == C_ZERO:
-        return R_ZERO, sa, _I0, _I0, 0
+        return R_ZERO, sa, _I0, _I0, _I0
     if ca == C_INF or ea >= 0:                     # already an integer
-        return R_BITS, _I0, _I0, np.int64(x), 0
+        return R_BITS, _I0, _I0, np.int64(x), _I0
     n, inx = int_magnitude(sa, ea, ma, pol, rbits)
     flags = inx if exact else 0
     if n == 0:
@@ -334,18 +340,18 @@ def compare_one(op, x, y, E, M, bias, kind, daz):
     ka = order_key(ca, sa, x, E, M)
     kb = order_key(cb, sb, y, E, M)
     if base == CMP_EQ:
-        return ka == kb, 0
+        return ka == kb, _I0
     if base == CMP_NE:
-        return ka != kb, 0
+        return ka != kb, _I0
     if base == CMP_LT:
-        return ka < kb, 0
+        return ka < kb, _I0
     if base == CMP_LE:
-        return ka <= kb, 0
+        return ka <= kb, _I0
     if base == CMP_GT:
-        return ka > kb, 0
+        return ka > kb, _I0
     if base == CMP_GE:
-        return ka >= kb, 0
-    return False, 0                                # unordered: both are numbers
+        return ka >= kb, _I0
+    return False, _I0                             # unordered: both are numbers
 
 
 @helper
@@ -358,14 +364,14 @@ def to_int_one(x, ibits, exact, E, M, bias, kind, pol, rbits):
     if ca >= C_QNAN or ca == C_INF:
         return invalid_int(ibits), F_INVALID
     if ca == C_ZERO:
-        return _I0, 0
+        return _I0, _I0
     if ea >= 0:                                    # an integer: ma * 2**ea
         width = 64 - clz64(ma) + ea                # its bit length
         if width <= ibits - 1:
             n = ma << ea
-            return (-n if sa else n), 0
+            return (-n if sa else n), _I0
         if sa == 1 and width == ibits and (ma & (ma - 1)) == 0:
-            return imin, 0                         # exactly -2**(ibits-1)
+            return imin, _I0                      # exactly -2**(ibits-1)
         return invalid_int(ibits), F_INVALID
     n, inx = int_magnitude(sa, ea, ma, pol, rbits)  # n <= 2**24: always in range
     return (-n if sa else n), (inx if exact else 0)
@@ -402,7 +408,7 @@ def add_one(negb, x, y, E, M, bias, kind, pol, r):
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     k, s, e, m, fx = add_pre(ca, sa, ea, xa, cb, sb ^ negb, eb, xb)
-    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, _CZ, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
 
@@ -413,7 +419,7 @@ def mul_one(x, y, E, M, bias, kind, pol, r):
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     k, s, e, m, fx = mul_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, _CZ, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
 
@@ -424,7 +430,7 @@ def div_one(x, y, E, M, bias, kind, pol, r):
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
-    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, _CZ, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
 
@@ -435,7 +441,7 @@ def minmax_one(op, x, y, E, M, bias, kind, pol, r):
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     k, s, e, m, fx = minmax_pre(op, x, ca, sa, y, cb, sb, E, M)
-    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, C_ZERO, _I0, _I0, M,
+    return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, _CZ, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 
 
@@ -541,9 +547,9 @@ def fma_chunk(lo, hi, a, b, c, ma, mb, mc, out, flg, want_flags, E, M, bias, kin
     fa = 0
     for i in range(lo, hi):
         r = rand_bits(key, i, nb) if sr else _I0
-        ca, sa, ea, xa = unpack(a[i & ma], E, M, bias, kind, daz)
-        cb, sb, eb, xb = unpack(b[i & mb], E, M, bias, kind, daz)
-        cc, sc, ec, xc = unpack(c[i & mc], E, M, bias, kind, daz)
+        ca, sa, ea, xa = unpack(np.int64(a[i & ma]), E, M, bias, kind, daz)
+        cb, sb, eb, xb = unpack(np.int64(b[i & mb]), E, M, bias, kind, daz)
+        cc, sc, ec, xc = unpack(np.int64(c[i & mc]), E, M, bias, kind, daz)
         k, s, e, m, fx = fma_pre(ca, sa, ea, xa, cb, sb, eb, xb, cc, sc, ec, xc)
         v, f = finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, cc, sc, xc, M,
                       E, M, bias, kind, pol, r)
@@ -568,14 +574,14 @@ def unary_chunk(lo, hi, op, a, out, flg, want_flags, E, M, bias, kind, pol, key)
     exact = op == OP_RINTX
     fa = 0
     for i in range(lo, hi):
-        x = a[i]
+        x = np.int64(a[i])
         r = rand_bits(key, i, nb) if sr else _I0
         ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
         if op == OP_SQRT:
             k, s, e, m, fx = sqrt_pre(ca, sa, ea, xa)
         else:
             k, s, e, m, fx = rint_pre(x, ca, sa, ea, xa, exact, pol, r)
-        v, f = finish(k, s, e, m, fx, ca, sa, xa, M, C_ZERO, _I0, _I0, M, C_ZERO, _I0, _I0,
+        v, f = finish(k, s, e, m, fx, ca, sa, xa, M, _CZ, _I0, _I0, M, _CZ, _I0, _I0,
                       M, E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
@@ -594,7 +600,7 @@ def compare_chunk(lo, hi, op, a, b, ma, mb, out, flg, want_flags, E, M, bias, ki
     """out[i] (bool) = predicate op of (a[i & ma], b[i & mb])."""
     fa = 0
     for i in range(lo, hi):
-        v, f = compare_one(op, a[i & ma], b[i & mb], E, M, bias, kind, daz)
+        v, f = compare_one(op, np.int64(a[i & ma]), np.int64(b[i & mb]), E, M, bias, kind, daz)
         out[i] = v
         if want_flags:
             flg[i] = f
@@ -615,7 +621,7 @@ def to_int_chunk(lo, hi, a, out, flg, want_flags, ibits, exact, E, M, bias, kind
     fa = 0
     for i in range(lo, hi):
         r = rand_bits(key, i, nb) if sr else _I0
-        v, f = to_int_one(a[i], ibits, exact, E, M, bias, kind, pol, r)
+        v, f = to_int_one(np.int64(a[i]), ibits, exact, E, M, bias, kind, pol, r)
         out[i] = v
         if want_flags:
             flg[i] = f
