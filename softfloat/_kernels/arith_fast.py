@@ -34,127 +34,103 @@ def _round_fast(sign, s, sh, m_rne, m_rna, m_up, m_dn, m_odd):
     return q, nz
 
 
-# The element functions below are one per operation family (as the general
-# kernels of arith.py), so that a kernel types and compiles its own operation only.
 @njit(cache=True, inline="always")
-def _decode(x, y, E, M):
-    """Fields of two encodings for the branch-free pass: (sx, sy, ex, ey, mx, my,
-    slow), slow = 1 when an operand is zero, subnormal, infinite or NaN."""
+def binary_normal_branchfree(op, x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
+    """(bits, inexact, slow) of one element; slow = 1 where pass 2 must redo it."""
     one = np.int64(1)
     x = np.int64(x)
     y = np.int64(y)
+    S = one << (E + M)
     fm = (one << M) - 1
     emaxf = (one << E) - 2                       # largest normal exponent field
     sx = x >> (E + M)
-    sy = y >> (E + M)
+    sy = (y >> (E + M)) ^ np.int64(op == OP_SUB)
     ex = (x >> M) & (emaxf + 1)
     ey = (y >> M) & (emaxf + 1)
     slow = np.int64((ex == 0) | (ey == 0) | (ex > emaxf) | (ey > emaxf))
     mx = (x & fm) | (one << M)
     my = (y & fm) | (one << M)
-    return sx, sy, ex, ey, mx, my, slow
-
-
-@njit(cache=True, inline="always")
-def _encode(sign, e, q, slow, E, M):
-    """(bits, slow) of a rounded result: biased exponent e of the leading bit,
-    rounded significand q (hidden bit included; a carry out of it moves into the
-    exponent); slow also where the result is subnormal, zero or overflows."""
-    one = np.int64(1)
-    S = one << (E + M)
+    if op == OP_ADD or op == OP_SUB:
+        magx = x & (S - 1)
+        magy = y & (S - 1)
+        sw = np.int64(magx < magy)
+        # (h, l): larger and smaller magnitude, without branches
+        eh = ex ^ ((ex ^ ey) & -sw)
+        el = ey ^ ((ex ^ ey) & -sw)
+        mh = mx ^ ((mx ^ my) & -sw)
+        ml = my ^ ((mx ^ my) & -sw)
+        sign = sx ^ ((sx ^ sy) & -sw)
+        sub = sx ^ sy
+        hs = mh << (60 - M)                      # leading bit at 60
+        ls = ml << (60 - M)
+        d = eh - el
+        d = d - ((d - 62) & -np.int64(d > 62))   # min(d, 62)
+        lsh = (ls >> d) | np.int64((ls & ((one << d) - 1)) != 0)
+        s = hs + lsh - ((lsh << 1) & -sub)       # hs - lsh when subtracting
+        slow |= np.int64(s == 0)
+        s = s | np.int64(s == 0)                 # keep clz defined; the element is slow
+        lz = clz64(s)
+        s = s << (lz - 1)                        # leading bit at 62
+        e = eh + (3 - lz)                        # biased exponent of the leading bit
+        q, inx = _round_fast(sign, s, 62 - M, m_rne, m_rna, m_up, m_dn, m_odd)
+    elif op == OP_MUL:
+        sign = sx ^ (y >> (E + M))
+        p = mx * my                              # in [2**2M, 2**(2M+2)): exact
+        top = p >> (2 * M + 1)
+        e = ex + ey - bias + top
+        q, inx = _round_fast(sign, p, M + top, m_rne, m_rna, m_up, m_dn, m_odd)
+    else:
+        sign = sx ^ (y >> (E + M))
+        n = mx << (62 - M)                       # quotient in (2**(61-M), 2**(63-M))
+        qq = n // my
+        qq = qq | np.int64(n - qq * my != 0)     # a nonzero remainder is jammed
+        top = qq >> (62 - M)                     # 1 when mx >= my: leading bit 61-M+top
+        e = ex - ey + bias - 1 + top
+        q, inx = _round_fast(sign, qq, 61 - 2 * M + top, m_rne, m_rna, m_up, m_dn, m_odd)
     mag = ((e - 1) << M) + q                     # a carry moves into the exponent
-    slow |= np.int64(e < 1) | np.int64(mag > (((one << E) - 1) << M) - 1)
-    return (sign << (E + M)) | (mag & (S - 1)), slow
+    slow |= np.int64(e < 1) | np.int64(mag > (((emaxf + 1) << M) - 1))
+    return (sign << (E + M)) | (mag & (S - 1)), inx, slow
 
 
 @njit(cache=True, inline="always")
-def addsub_normal_branchfree(negb, x, y, E, M, m_rne, m_rna, m_up, m_dn, m_odd):
-    """(bits, inexact, slow) of x + y (negb = 0) or x - y (negb = 1);
-    slow = 1 where pass 2 must redo it."""
-    one = np.int64(1)
-    sx, sy, ex, ey, mx, my, slow = _decode(x, y, E, M)
-    sy = sy ^ negb
-    S = one << (E + M)
-    magx = np.int64(x) & (S - 1)
-    magy = np.int64(y) & (S - 1)
-    sw = np.int64(magx < magy)
-    # (h, l): larger and smaller magnitude, without branches
-    eh = ex ^ ((ex ^ ey) & -sw)
-    el = ey ^ ((ex ^ ey) & -sw)
-    mh = mx ^ ((mx ^ my) & -sw)
-    ml = my ^ ((mx ^ my) & -sw)
-    sign = sx ^ ((sx ^ sy) & -sw)
-    sub = sx ^ sy
-    hs = mh << (60 - M)                          # leading bit at 60
-    ls = ml << (60 - M)
-    d = eh - el
-    d = d - ((d - 62) & -np.int64(d > 62))       # min(d, 62)
-    lsh = (ls >> d) | np.int64((ls & ((one << d) - 1)) != 0)
-    s = hs + lsh - ((lsh << 1) & -sub)           # hs - lsh when subtracting
-    slow |= np.int64(s == 0)
-    s = s | np.int64(s == 0)                     # keep clz defined; the element is slow
-    lz = clz64(s)
-    s = s << (lz - 1)                            # leading bit at 62
-    e = eh + (3 - lz)                            # biased exponent of the leading bit
-    q, inx = _round_fast(sign, s, 62 - M, m_rne, m_rna, m_up, m_dn, m_odd)
-    bits, slow = _encode(sign, e, q, slow, E, M)
-    return bits, inx, slow
+def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
+    """One loop of the branch-free pass for a fixed op: scratch[i] = inexact | slow << 7.
+    Returns the OR of the inexact flags of the fast elements."""
+    fa = _I0
+    # slices indexed from 0: no negative-index wraparound, so plain vector loads
+    a = a[lo:hi]
+    b = b[lo:hi]
+    out = out[lo:hi]
+    scratch = scratch[lo:hi]
+    for i in range(hi - lo):
+        v, f, sl = binary_normal_branchfree(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
+        out[i] = v
+        scratch[i] = f | (sl << 7)
+        fa |= f & (1 - sl)
+    return fa
 
 
-@njit(cache=True, inline="always")
-def mul_normal_branchfree(x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
-    """(bits, inexact, slow) of x * y; slow = 1 where pass 2 must redo it."""
-    sx, sy, ex, ey, mx, my, slow = _decode(x, y, E, M)
-    sign = sx ^ sy
-    p = mx * my                                  # in [2**2M, 2**(2M+2)): exact
-    top = p >> (2 * M + 1)
-    e = ex + ey - bias + top
-    q, inx = _round_fast(sign, p, M + top, m_rne, m_rna, m_up, m_dn, m_odd)
-    bits, slow = _encode(sign, e, q, slow, E, M)
-    return bits, inx, slow
-
-
-@njit(cache=True, inline="always")
-def div_normal_branchfree(x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
-    """(bits, inexact, slow) of x / y; slow = 1 where pass 2 must redo it."""
-    sx, sy, ex, ey, mx, my, slow = _decode(x, y, E, M)
-    sign = sx ^ sy
-    n = mx << (62 - M)                           # quotient in (2**(61-M), 2**(63-M))
-    qq = n // my
-    qq = qq | np.int64(n - qq * my != 0)         # a nonzero remainder is jammed
-    top = qq >> (62 - M)                         # 1 when mx >= my: leading bit 61-M+top
-    e = ex - ey + bias - 1 + top
-    q, inx = _round_fast(sign, qq, 61 - 2 * M + top, m_rne, m_rna, m_up, m_dn, m_odd)
-    bits, slow = _encode(sign, e, q, slow, E, M)
-    return bits, inx, slow
-
-
-@njit(cache=True, inline="always")
-def _mode_masks(pol):
-    """The deterministic mode as 0/1 masks (RNE, RNA, RUP, RDN, RTO); RTZ: all 0."""
-    mode = pol[P_MODE]
-    return (np.int64(mode == RNE), np.int64(mode == RNA), np.int64(mode == RUP),
-            np.int64(mode == RDN), np.int64(mode == RTO))
-
-
-# One two-pass loop per operation family. Pass 1: branch-free over slices indexed
-# from 0 (no negative-index wraparound, so plain vector loads), scratch[i] =
-# inexact | slow << 7. Pass 2: the elements marked slow, by the family's general
-# element function (arith.add_one, ...), which overwrites scratch[i] with the flags.
+# One two-pass loop per operation family, so that the first call of an operation
+# compiles its own pass 2 (the family's general element function, arith.add_one,
+# ...) only. Pass 1 is `_pass1` with the operation as a constant (one loop each).
 @njit(cache=True, nogil=True)
 def addsub_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_ADD/OP_SUB; returns the OR of
     their flags."""
-    m_rne, m_rna, m_up, m_dn, m_odd = _mode_masks(pol)
-    negb = np.int64(op == OP_SUB)
-    fa = _I0
-    a1, b1, o1, s1 = a[lo:hi], b[lo:hi], out[lo:hi], scratch[lo:hi]
-    for i in range(hi - lo):
-        v, f, sl = addsub_normal_branchfree(negb, a1[i], b1[i], E, M, m_rne, m_rna, m_up,
-                                            m_dn, m_odd)
-        o1[i] = v
-        s1[i] = f | (sl << 7)
-        fa |= f & (1 - sl)
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    if op == OP_ADD:
+        negb = _I0
+        fa = _pass1(OP_ADD, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
+    else:
+        negb = np.int64(1)
+        fa = _pass1(OP_SUB, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
+                    m_dn, m_odd)
     for i in range(lo, hi):
         if scratch[i] >= 128:
             v, f = add_one(negb, np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
@@ -167,15 +143,14 @@ def addsub_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
 @njit(cache=True, nogil=True)
 def mul_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_MUL; returns the OR of their flags."""
-    m_rne, m_rna, m_up, m_dn, m_odd = _mode_masks(pol)
-    fa = _I0
-    a1, b1, o1, s1 = a[lo:hi], b[lo:hi], out[lo:hi], scratch[lo:hi]
-    for i in range(hi - lo):
-        v, f, sl = mul_normal_branchfree(a1[i], b1[i], E, M, bias, m_rne, m_rna, m_up, m_dn,
-                                         m_odd)
-        o1[i] = v
-        s1[i] = f | (sl << 7)
-        fa |= f & (1 - sl)
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    fa = _pass1(OP_MUL, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
+                m_odd)
     for i in range(lo, hi):
         if scratch[i] >= 128:
             v, f = mul_one(np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
@@ -188,15 +163,14 @@ def mul_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind,
 @njit(cache=True, nogil=True)
 def div_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_DIV; returns the OR of their flags."""
-    m_rne, m_rna, m_up, m_dn, m_odd = _mode_masks(pol)
-    fa = _I0
-    a1, b1, o1, s1 = a[lo:hi], b[lo:hi], out[lo:hi], scratch[lo:hi]
-    for i in range(hi - lo):
-        v, f, sl = div_normal_branchfree(a1[i], b1[i], E, M, bias, m_rne, m_rna, m_up, m_dn,
-                                         m_odd)
-        o1[i] = v
-        s1[i] = f | (sl << 7)
-        fa |= f & (1 - sl)
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    fa = _pass1(OP_DIV, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
+                m_odd)
     for i in range(lo, hi):
         if scratch[i] >= 128:
             v, f = div_one(np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
