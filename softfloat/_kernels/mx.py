@@ -19,6 +19,7 @@ from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FN, K_IEEE, P_MODE, P_SRBITS, RSR, clz64,
                    rand_bits, round_pack, unpack)
+from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f64, f64_bits, mxcsr
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
@@ -274,4 +275,362 @@ def scale_cast_chunk(lo, hi, x, hE, hM, hbias, sc_exp, sc_sig, out, E, M, bias, 
             out[i] = b
         else:
             out[i] = nan_code
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Fast paths: float32 input, 1-D blocks, every rounding mode but stochastic for
+# NVFP4, no flush-to-zero. The slow twin is `quantize_chunk` above (tests/test_mx_fast.py
+# compares them code for code).
+#
+# The element rounding, exact in every mode. An element is y = V / D with D the
+# block's divisor. MX: D = 2**dexp and y = float64(V) * 2**-dexp is exact (V has 24
+# significant bits, |V| >= 2**-149 and 2**-dexp in [2**-127, 2**127]: the product is
+# a float64 normal, 2**-276 <= |y| < 2**256). NVFP4: D = ts * s (24 + 4 significant
+# bits, exact in float64) and y = fl64(V / D) (one float64 rounding, any direction,
+# relative error <= 2**-52). The rounding of y to the element format is then done on
+# the float64 bits of |y| (leading exponent ey, 53-bit significand sig): the element
+# quantum is 2**(max(ey, emin) - M), i.e. sh = 52 - M + max(emin - ey, 0) bits of sig
+# drop (sh is capped at 54: sig < 2**53 <= half the quantum, so every deterministic
+# mode then rounds alike: to 0, or to one quantum away from zero; odd sets bit 0).
+# The increment is a branch-free (rem + add) >> sh: nearest-even add = half - 1 + (q
+# & 1), nearest-away add = half, away from zero (upward for +, downward for -) add =
+# 2**sh - 1, toward zero and odd add = 0 (odd ORs (rem != 0) into q). The encoding
+# magnitude is (max(ey - emin, 0) << M) + q (a carry into the next binade, or from
+# the subnormals into the normals, lands in the exponent field by itself), clamped
+# at the largest finite magnitude (OCP: elements saturate, in every mode, as
+# round_pack does with overflow="saturate").
+# Why fl64(V / D) is good enough for NVFP4: an e2m1 value or midpoint is m = k * 2**j
+# with k < 8, and V = m * D * (1 + delta) with V = X * 2**a (X < 2**24) and m * D =
+# N * 2**b (N < 2**31): if V != m * D then |V - m * D| >= 2**min(a, b), so |delta| >=
+# 2**-31 (a >= b) or >= 2**-25 (a < b, as then 2**a > N * 2**b / 2**25). The float64
+# quotient's error (<= 2**-52 relative) can therefore never move y across a value or a
+# midpoint of the element format, nor onto one: every deterministic rounding of
+# fl64(V / D) equals that of V / D. (Stochastic rounding needs the exact fraction:
+# NVFP4 stochastic stays on the general kernel.)
+# Stochastic (MX only, y exact): y's significand has <= 24 significant bits, so sig24
+# = sig >> 29 and sh24 = sh - 29 (uncapped, then capped at 60: with rem24 < 2**24 and
+# nb <= 32, every sh24 >= 57 gives top = [rem24 != 0]); top = ceil(rem24 * 2**nb /
+# 2**sh24) and the element rounds up when rbits < top, round_pack's rule.
+# MXINT8 is the element "format" M = 6, emin = 0, largest magnitude 127 (multiples of
+# 2**-6 below 2; the code is the two's complement of +-mag).
+# ---------------------------------------------------------------------------
+_FRAC52 = np.int64((1 << 52) - 1)
+_HID52 = np.int64(1 << 52)
+_MAG32 = np.int32(0x7FFFFFFF)
+
+
+@njit(cache=True)
+def _env_bad():
+    """MXCSR has FTZ or DAZ set (float32 subnormals would be read as zero)."""
+    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+
+
+@njit(cache=True)
+def pow2(k):
+    """2.0**k for -1022 <= k <= 1023, from its bits."""
+    return bits_f64((np.int64(k) + 1023) << 52)
+
+
+@njit(cache=True)
+def elem_round(yb, M, emin, m_rne, m_rna, m_odd, away):
+    """(mag, q, ey): |y| (float64 bits yb, sign cleared; 0 allowed) rounded to the
+    element format: the unclamped encoding magnitude, the quotient q in quanta of
+    2**(max(ey, emin) - M), and y's exponent (see the comment above)."""
+    ey = (yb >> 52) - 1023
+    sig = (yb & _FRAC52) | _HID52
+    sig = sig if yb != 0 else np.int64(0)
+    dd = emin - ey
+    sh = 52 - M + (dd if dd > 0 else 0)
+    sh = sh if sh < 54 else np.int64(54)
+    half = np.int64(1) << (sh - 1)
+    low = (half << 1) - 1
+    add = m_rne * (half - 1 + ((sig >> sh) & 1)) + m_rna * half + away * low
+    q = (sig + add) >> sh
+    q |= m_odd & np.int64((sig & low) != 0)
+    eo = ey - emin
+    mag = ((eo if eo > 0 else 0) << M) + q
+    return mag, q, ey
+
+
+@njit(cache=True)
+def elem_round_sr(yb, M, emin, rb, nb):
+    """`elem_round` for stochastic rounding of an exact y (24 significant bits)."""
+    ey = (yb >> 52) - 1023
+    sig = ((yb & _FRAC52) | _HID52) >> 29
+    sig = sig if yb != 0 else np.int64(0)
+    dd = emin - ey
+    sh = 23 - M + (dd if dd > 0 else 0)
+    sh = sh if sh < 60 else np.int64(60)
+    low = (np.int64(1) << sh) - 1
+    top = (((sig & low) << nb) + low) >> sh
+    q = (sig >> sh) + np.int64(rb < top)
+    eo = ey - emin
+    mag = ((eo if eo > 0 else 0) << M) + q
+    return mag, q, ey
+
+
+@njit(cache=True)
+def elem_code(mag, sign, maxmag, sshift, is_int):
+    """The element code of a rounded magnitude (saturated at maxmag)."""
+    m = mag if mag < maxmag else maxmag
+    if is_int:
+        return ((m ^ -sign) + sign) & 0xFF          # two's complement of +-m
+    return (sign << sshift) | m
+
+
+@njit(cache=True)
+def elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, vm, is_int):
+    """The element's value times vm (float64; exact: see softfloat.mx.quantize_values).
+    MXINT8 has no negative zero."""
+    e = ey if ey > emin else emin
+    v = np.float64(q) * pow2(e - M)
+    v = v if mag <= maxmag else maxval
+    v = v * vm
+    return -v if sign and (v != 0 or not is_int) else v
+
+
+@njit(cache=True)
+def block_scale(amax, stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
+                scale_pol):
+    """(scale code, multiplier r or divisor d, value multiplier vm, special) of a block
+    whose largest float32 magnitude has bits ``amax``: MX r = 2**-e (y = V * r), vm =
+    2**e; NVFP4 d = ts * s (y = V / d), vm = s. special: the NaN scale (codes 0)."""
+    if stype == 0:
+        if amax >= 0x7F800000:
+            return np.int64(255), 1.0, np.nan, True
+        if amax == 0:
+            e = np.int64(-127)
+        else:
+            cls, s, ae, asg = unpack(amax, 8, 23, 127, K_IEEE, False)
+            e = mx_scale_exp(rule, ae, asg, emax_elem, prec_elem, maxe_exp, maxe_sig, True)
+        if e > 127:
+            return np.int64(255), 1.0, np.nan, True
+        if e < -127:
+            e = np.int64(-127)
+        return e + 127, pow2(-e), pow2(e), False
+    if amax >= 0x7F800000:
+        return np.int64(0x7F), 1.0, np.nan, True
+    if amax == 0:
+        sb = np.int64(1)
+    else:
+        cls, s, ae, asg = unpack(amax, 8, 23, 127, K_IEEE, False)
+        sb, f = div_round(np.int64(0), ae, asg, maxe_sig * ts_sig, maxe_exp + ts_exp,
+                          4, 3, 7, K_FN, scale_pol, _I0)
+        if sb == 0:
+            sb = np.int64(1)
+    cls, s, se, ssg = unpack(sb, 4, 3, 7, K_FN, False)
+    sval = np.float64(ssg) * pow2(se)
+    return sb, sval * (np.float64(ts_sig) * pow2(ts_exp)), sval, False
+
+
+@njit(cache=True, nogil=True)
+def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
+                        M, emin, maxmag, sshift, is_int, maxval,
+                        m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
+                        stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
+                        scale_pol):
+    """Blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order; work
+    item k = (b, i): the block row i (rows i*bl.. of the L axis) of slab b, all T
+    columns (T == 1: one block). Writes element codes (``want_vals`` 0) or float32
+    values X * P (NVFP4: s * P, without the tensor scale) into ``codes`` / ``vals``
+    (the layout of x), scale codes into ``scales`` (B, ceil(L / bl), T). Random bits
+    of element (b, l, t): index (b * T + t) * L + l, its position with the blocked
+    axis moved last (as `quantize_chunk`). Returns -1 (nothing done) when MXCSR
+    flushes subnormals."""
+    if _env_bad():
+        return -1
+    nL = (L + bl - 1) // bl
+    xi = x.view(np.int32)
+    amax = np.empty(T, np.int32)
+    rr = np.empty(T, np.float64)
+    vv = np.empty(T, np.float64)
+    spec = np.empty(T, np.bool_)
+    for k in range(lo, hi):
+        b = k // nL
+        i = k - b * nL
+        l0 = i * bl
+        l1 = min(L, l0 + bl)
+        base = (b * L + l0) * T
+        n = (l1 - l0) * T
+        xs = xi[base:base + n]
+        # pass 1: amax per column (float32 magnitudes order like their bits)
+        for t in range(T):
+            amax[t] = 0
+        for l in range(l1 - l0):
+            row = xs[l * T:(l + 1) * T]
+            for t in range(T):
+                m = row[t] & _MAG32
+                amax[t] = m if m > amax[t] else amax[t]
+        for t in range(T):
+            sc, r, vm, sp = block_scale(amax[t], stype, rule, emax_elem, prec_elem,
+                                        maxe_exp, maxe_sig, ts_exp, ts_sig, scale_pol)
+            scales[(b * nL + i) * T + t] = sc
+            rr[t] = r
+            vv[t] = vm
+            spec[t] = sp
+        # pass 2: the elements, row by row (each row's loop runs over the columns)
+        for l in range(l1 - l0):
+            o = base + l * T
+            xf = x[o:o + T]
+            if sr:
+                for t in range(T):
+                    yb = f64_bits(np.float64(xf[t]) * rr[t])
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, (b * T + t) * L + l0 + l, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    if want_vals:
+                        vals[o + t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag,
+                                                            maxval, vv[t], is_int))
+                    else:
+                        codes[o + t] = elem_code(mag, sign, maxmag, sshift, is_int) \
+                            if not spec[t] else 0
+            elif want_vals:
+                vs = vals[o:o + T]
+                for t in range(T):
+                    v = np.float64(xf[t])
+                    yb = f64_bits(v / rr[t] if stype == 1 else v * rr[t])
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vv[t], is_int))
+            else:
+                cs = codes[o:o + T]
+                for t in range(T):
+                    v = np.float64(xf[t])
+                    yb = f64_bits(v / rr[t] if stype == 1 else v * rr[t])
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    c = elem_code(mag, sign, maxmag, sshift, is_int)
+                    cs[t] = c if not spec[t] else 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def amax_chunk(lo, hi, x):
+    """Largest float32 magnitude bits of x[lo:hi] (NaNs and infinities included:
+    their bits are larger than every finite magnitude's)."""
+    xs = x.view(np.int32)[lo:hi]
+    m = np.int32(0)
+    for t in range(hi - lo):
+        a = xs[t] & _MAG32
+        m = a if a > m else m
+    return m
+
+
+@njit(cache=True, nogil=True)
+def scale_values_chunk(lo, hi, x, s, out, M, emin, maxmag, maxval):
+    """Per-tensor scaling, values out: out = the element value of round(x * s) to
+    nearest even, saturating at maxval (float32 x finite, s a positive float32:
+    x * s is exact in float64); the codes' values, not divided by s. Returns the
+    largest magnitude bits of x[lo:hi] (for delayed scaling's history)."""
+    xs = x[lo:hi]
+    os_ = out[lo:hi]
+    xi = xs.view(np.int32)
+    m = np.int32(0)
+    for t in range(hi - lo):
+        a = xi[t] & _MAG32
+        m = a if a > m else m
+        yb = f64_bits(np.float64(xs[t]) * s)
+        sign = (yb >> 63) & 1
+        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+        mag, q, ey = elem_round(yb, M, emin, np.int64(1), _I0, _I0, _I0)
+        os_[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, 1.0,
+                                          False))
+    return m
+
+
+@njit(cache=True, nogil=True)
+def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
+                             M, emin, maxmag, sshift, is_int, maxval,
+                             m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
+                             stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp,
+                             ts_sig, scale_pol):
+    """`quantize_fast_chunk` for T == 1 (blocks along the last axis, contiguous): work
+    item k is block k, the loops run along the block."""
+    if _env_bad():
+        return -1
+    nL = (L + bl - 1) // bl
+    xi = x.view(np.int32)
+    for k in range(lo, hi):
+        b = k // nL
+        i = k - b * nL
+        l0 = i * bl
+        base = b * L + l0
+        n = min(L, l0 + bl) - l0
+        xs = xi[base:base + n]
+        am = np.int32(0)
+        for t in range(n):
+            m = xs[t] & _MAG32
+            am = m if m > am else am
+        sc, r, vm, sp = block_scale(am, stype, rule, emax_elem, prec_elem,
+                                    maxe_exp, maxe_sig, ts_exp, ts_sig, scale_pol)
+        scales[k] = sc
+        xf = x[base:base + n]
+        if sp:
+            if want_vals:
+                vals[base:base + n] = np.nan
+            else:
+                codes[base:base + n] = 0
+            continue
+        if want_vals:
+            vs = vals[base:base + n]
+            if stype == 1:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) / r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+            elif sr:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, base + t, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+            else:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+        else:
+            cs = codes[base:base + n]
+            if stype == 1:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) / r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+            elif sr:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, base + t, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+            else:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
     return 0
