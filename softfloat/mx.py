@@ -76,7 +76,7 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import mx as K
-from ._kernels.core import P_SRBITS, max_mag
+from ._kernels.core import K_FN, K_FNU, K_IEEE, P_SRBITS
 from ._parallel import run_chunks, run_chunks_weighted
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
@@ -315,6 +315,22 @@ def _general(p):
     return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
 
 
+def elem_params(bf):
+    """(M, emin, largest magnitude encoding, sign bit position, is MXINT8) of a block
+    format's element, as the fast kernels take them (MXINT8: the "format" of
+    multiples of 2**-6 below 2, M = 6, emin = 0, largest magnitude 127)."""
+    if bf.is_int:
+        return 6, 0, 127, 8, True
+    E, M, bias, kind = bf.elem.params
+    if kind == K_IEEE:
+        maxmag = (((1 << E) - 1) << M) - 1          # as _kernels.core.max_mag
+    elif kind in (K_FN, K_FNU):
+        maxmag = (1 << (E + M)) - 2
+    else:
+        maxmag = (1 << (E + M)) - 1
+    return M, 1 - bias, maxmag, E + M, False
+
+
 def _fast(p, want_vals):
     """The fast kernels on float32 x viewed as (B, L, T) around the blocked axis (no
     copy of a C-contiguous x). Returns (codes or values, scales), or None when the
@@ -325,11 +341,7 @@ def _fast(p, want_vals):
     L = shape[ax]
     T = int(np.prod(shape[ax + 1:], dtype=np.int64))
     nL = -(-L // bl)
-    if bf.is_int:
-        M, emin, maxmag, sshift, is_int = 6, 0, 127, 8, True
-    else:
-        E, M, bias, kind = bf.elem.params
-        emin, maxmag, sshift, is_int = 1 - bias, int(max_mag(E, M, kind)), E + M, False
+    M, emin, maxmag, sshift, is_int = elem_params(bf)
     mode = int(p.res.rounding)
     masks = [int(mode == m) for m in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
                                       Rounding.UPWARD, Rounding.DOWNWARD, Rounding.ODD)]
@@ -484,7 +496,12 @@ def nvfp4_tensor_scale(x) -> float:
     """The usual NVFP4 per-tensor scale: amax(|x|) / (448 * 6) rounded to float32
     (torchao ``per_tensor_amax_to_scale``); 1.0 for an all-zero x."""
     a = V.as_values(x)
-    amax = float(np.max(np.abs(a))) if a.size else 0.0
+    if a.dtype == np.float32 and a.size:
+        # one vectorised pass over the bits (float32 magnitudes order like their bits)
+        a = np.ascontiguousarray(a).reshape(-1)
+        amax = float(np.uint32(K.amax_chunk(0, a.size, a)).view(np.float32))
+    else:
+        amax = float(np.max(np.abs(a))) if a.size else 0.0
     if not math.isfinite(amax):
         raise ValueError("x: the per-tensor scale needs finite values")
     if amax == 0:

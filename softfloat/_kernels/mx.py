@@ -424,7 +424,7 @@ def block_scale(amax, stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_
     return sb, sval * (np.float64(ts_sig) * pow2(ts_exp)), sval, False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         M, emin, maxmag, sshift, is_int, maxval,
                         m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
@@ -488,26 +488,44 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                             if not spec[t] else 0
             elif want_vals:
                 vs = vals[o:o + T]
-                for t in range(T):
-                    v = np.float64(xf[t])
-                    yb = f64_bits(v / rr[t] if stype == 1 else v * rr[t])
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                  vv[t], is_int))
+                if stype == 1:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) / rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      vv[t], is_int))
+                else:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) * rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      vv[t], is_int))
             else:
                 cs = codes[o:o + T]
-                for t in range(T):
-                    v = np.float64(xf[t])
-                    yb = f64_bits(v / rr[t] if stype == 1 else v * rr[t])
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    c = elem_code(mag, sign, maxmag, sshift, is_int)
-                    cs[t] = c if not spec[t] else 0
+                if stype == 1:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) / rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        c = elem_code(mag, sign, maxmag, sshift, is_int)
+                        cs[t] = c if not spec[t] else 0
+                else:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) * rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        c = elem_code(mag, sign, maxmag, sshift, is_int)
+                        cs[t] = c if not spec[t] else 0
     return 0
 
 
@@ -545,7 +563,7 @@ def scale_values_chunk(lo, hi, x, s, out, M, emin, maxmag, maxval):
     return m
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                              M, emin, maxmag, sshift, is_int, maxval,
                              m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
