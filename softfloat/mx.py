@@ -76,7 +76,7 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import mx as K
-from ._kernels.core import K_FN, K_FNU, K_IEEE, P_SRBITS
+from ._kernels.core import K_FN, K_FNU, K_IEEE
 from ._parallel import run_chunks, run_chunks_weighted
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
@@ -272,6 +272,21 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
         raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
     ts_exp, ts_sig, _ = _tensor_scale(tensor_scale)
     res = resolve(rounding, overflow="saturate", seed=seed)
+    sr = res.rounding == Rounding.STOCHASTIC
+    key = random_key(res.seed) if sr else 0
+    maxe_exp, maxe_sig = _sig_exp(bf.max_elem)
+    # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
+    # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
+    fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
+            and not (nv and sr) and a.size > 0)
+    return SimpleNamespace(bf=bf, a=a, br=br, bc=bc, axes=axes, nv=nv, rule=_RULES[scale_rule],
+                           s_up=int(scale_rule == "up"), ts_exp=ts_exp, ts_sig=ts_sig, res=res,
+                           sr=sr, key=key, maxe_exp=maxe_exp, maxe_sig=maxe_sig, fast=fast)
+
+
+def _general(p):
+    """The general kernel (`_kernels.mx.quantize_chunk`): every case."""
+    bf, a, axes, br, bc, res = p.bf, p.a, p.axes, p.br, p.bc, p.res
     if bf.is_int:
         E, M, bias, kind = 8, 30, -29, 0     # the integer pseudo format (see the kernel)
         pol = kernel_policy(res, get_format("fp32"))
@@ -280,24 +295,8 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
         E, M, bias, kind = bf.elem.params
         pol = kernel_policy(res, bf.elem)
         elem = K.ELEM_FLOAT
-    sr = res.rounding == Rounding.STOCHASTIC
-    key = random_key(res.seed) if sr else 0
-    spol = kernel_policy(resolve("upward" if scale_rule == "up" else "nearest_even",
-                                 overflow="saturate"), FP8_E4M3)
-    maxe_exp, maxe_sig = _sig_exp(bf.max_elem)
-    # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
-    # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
-    fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
-            and not (nv and sr) and a.size > 0)
-    return SimpleNamespace(bf=bf, a=a, br=br, bc=bc, axes=axes, nv=nv, rule=_RULES[scale_rule],
-                           ts_exp=ts_exp, ts_sig=ts_sig, res=res, E=E, M=M, bias=bias,
-                           kind=kind, pol=pol, elem=elem, sr=sr, key=key, spol=spol,
-                           maxe_exp=maxe_exp, maxe_sig=maxe_sig, fast=fast)
-
-
-def _general(p):
-    """The general kernel (`_kernels.mx.quantize_chunk`): every case."""
-    bf, a, axes, br, bc = p.bf, p.a, p.axes, p.br, p.bc
+    spol = kernel_policy(resolve("upward" if p.s_up else "nearest_even", overflow="saturate"),
+                         FP8_E4M3)
     a3, moved_shape = _to_3d(a, axes)
     B, R, C = a3.shape
     nblocks = B * (-(-R // br)) * (-(-C // bc))
@@ -307,9 +306,9 @@ def _general(p):
     scales = np.empty(nblocks, np.uint8)
     if a3.size:
         run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, hE, hM, hb,
-                   a.dtype == np.float32, codes, scales, p.elem, p.E, p.M, p.bias, p.kind,
-                   p.pol, p.key, 1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-                   p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.spol)
+                   a.dtype == np.float32, codes, scales, elem, E, M, bias, kind,
+                   pol, p.key, 1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+                   p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, spol)
     codes = _from_moved(codes, moved_shape, axes)
     scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
     return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
@@ -337,9 +336,9 @@ def _fast(p, want_vals):
     thread's MXCSR flushes subnormals (the caller then takes the general kernel)."""
     bf, a, ax, bl = p.bf, np.ascontiguousarray(p.a), p.axes[1], p.bc
     shape = a.shape
-    B = int(np.prod(shape[:ax], dtype=np.int64))
+    B = math.prod(shape[:ax])
     L = shape[ax]
-    T = int(np.prod(shape[ax + 1:], dtype=np.int64))
+    T = math.prod(shape[ax + 1:])
     nL = -(-L // bl)
     M, emin, maxmag, sshift, is_int = elem_params(bf)
     mode = int(p.res.rounding)
@@ -352,9 +351,9 @@ def _fast(p, want_vals):
     kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
     r = run_chunks_weighted(kern, B * nL, bl * T, flat, B, L, T, bl, codes, vals, scales,
                             want_vals, M, emin, maxmag, sshift, is_int, float(bf.max_elem),
-                            *masks, p.sr, int(p.pol[P_SRBITS]), p.key,
+                            *masks, p.sr, p.res.sr_bits, p.key,
                             1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-                            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.spol)
+                            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
     if r < 0:
         return None
     sshape = shape[:ax] + (nL,) + shape[ax + 1:]
@@ -414,7 +413,10 @@ def quantize_values(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="n
     fmt, axis=axis, block=block)`` (same arguments as `quantize`) cast to float32,
     which is exact: X * P is a float32 value for every MX format (P has at most 4
     significant bits, X = 2**e with e >= -127, so the smallest nonzero value is at
-    least 2**-127 * 2**-16 >= 2**-149) and for NVFP4 without the per-tensor scale.
+    least 2**-127 * 2**-16 >= 2**-149) and for NVFP4 without the per-tensor scale;
+    the one exception is a value at or beyond 2**128 (an element rounded up past a
+    block amax near float32's largest value, possible with the ceil, even and
+    rceil rules or a directed rounding), which becomes +-inf as numpy's cast makes it.
     For NVFP4 the per-tensor scale (``tensor_scale``) is used to choose the block
     scales but is **not** applied to the values (apply it after the GEMM, as cuBLAS's
     alpha does: P * s * ts need not be a float32). A block with a NaN scale (a NaN

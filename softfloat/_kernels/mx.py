@@ -19,7 +19,7 @@ from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FN, K_IEEE, P_MODE, P_SRBITS, RSR, clz64,
                    rand_bits, round_pack, unpack)
-from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f64, f64_bits, mxcsr
+from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f64_bits, mxcsr
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
@@ -392,10 +392,18 @@ def elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, vm, is_int):
 
 @njit(cache=True)
 def block_scale(amax, stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                scale_pol):
+                s_up):
     """(scale code, multiplier r or divisor d, value multiplier vm, special) of a block
     whose largest float32 magnitude has bits ``amax``: MX r = 2**-e (y = V * r), vm =
-    2**e; NVFP4 d = ts * s (y = V / d), vm = s. special: the NaN scale (codes 0)."""
+    2**e; NVFP4 d = ts * s (y = V / d), vm = s. special: the NaN scale (codes 0).
+
+    NVFP4's e4m3 scale s = round(amax / (max_elem * ts)), nearest even (s_up 0) or
+    upward (s_up 1), saturating at 448, 0 -> 2**-9: from fl64(amax / (max_elem * ts))
+    by `elem_round` (M = 3, emin = -6). Exact: the divisor has at most 3 + 24
+    significant bits, an e4m3 value or midpoint at most 5, so as in the element
+    argument above (N < 2**32 now) the exact quotient lies at least 2**-32 (relative)
+    away from every e4m3 value and midpoint it is not equal to, far beyond the float64
+    quotient's error, and equals one exactly when the float64 quotient does."""
     if stype == 0:
         if amax >= 0x7F800000:
             return np.int64(255), 1.0, np.nan, True
@@ -411,17 +419,17 @@ def block_scale(amax, stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_
         return e + 127, pow2(-e), pow2(e), False
     if amax >= 0x7F800000:
         return np.int64(0x7F), 1.0, np.nan, True
-    if amax == 0:
-        sb = np.int64(1)
-    else:
-        cls, s, ae, asg = unpack(amax, 8, 23, 127, K_IEEE, False)
-        sb, f = div_round(np.int64(0), ae, asg, maxe_sig * ts_sig, maxe_exp + ts_exp,
-                          4, 3, 7, K_FN, scale_pol, _I0)
-        if sb == 0:
-            sb = np.int64(1)
-    cls, s, se, ssg = unpack(sb, 4, 3, 7, K_FN, False)
-    sval = np.float64(ssg) * pow2(se)
-    return sb, sval * (np.float64(ts_sig) * pow2(ts_exp)), sval, False
+    ts = np.float64(ts_sig) * pow2(ts_exp)
+    den = np.float64(maxe_sig) * pow2(maxe_exp) * ts          # exact: 27 bits
+    a = np.float64(bits_f32(amax))
+    mag, q, ey = elem_round(f64_bits(a / den), np.int64(3), np.int64(-6), 1 - s_up, _I0, _I0,
+                            s_up)
+    sb = mag if mag < 0x7E else np.int64(0x7E)
+    sb = sb if sb > 0 else np.int64(1)
+    ef = sb >> 3
+    sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2((ef if ef > 0 else 1)
+                                                                        - 10)
+    return sb, sval * ts, sval, False
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -429,7 +437,7 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         M, emin, maxmag, sshift, is_int, maxval,
                         m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
                         stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                        scale_pol):
+                        s_up):
     """Blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order; work
     item k = (b, i): the block row i (rows i*bl.. of the L axis) of slab b, all T
     columns (T == 1: one block). Writes element codes (``want_vals`` 0) or float32
@@ -464,7 +472,7 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                 amax[t] = m if m > amax[t] else amax[t]
         for t in range(T):
             sc, r, vm, sp = block_scale(amax[t], stype, rule, emax_elem, prec_elem,
-                                        maxe_exp, maxe_sig, ts_exp, ts_sig, scale_pol)
+                                        maxe_exp, maxe_sig, ts_exp, ts_sig, s_up)
             scales[(b * nL + i) * T + t] = sc
             rr[t] = r
             vv[t] = vm
@@ -568,7 +576,7 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                              M, emin, maxmag, sshift, is_int, maxval,
                              m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
                              stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp,
-                             ts_sig, scale_pol):
+                             ts_sig, s_up):
     """`quantize_fast_chunk` for T == 1 (blocks along the last axis, contiguous): work
     item k is block k, the loops run along the block."""
     if _env_bad():
@@ -587,7 +595,7 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
             m = xs[t] & _MAG32
             am = m if m > am else am
         sc, r, vm, sp = block_scale(am, stype, rule, emax_elem, prec_elem,
-                                    maxe_exp, maxe_sig, ts_exp, ts_sig, scale_pol)
+                                    maxe_exp, maxe_sig, ts_exp, ts_sig, s_up)
         scales[k] = sc
         xf = x[base:base + n]
         if sp:
