@@ -274,7 +274,7 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
     res = resolve(rounding, overflow="saturate", seed=seed)
     sr = res.rounding == Rounding.STOCHASTIC
     key = random_key(res.seed) if sr else 0
-    maxe_exp, maxe_sig = _sig_exp(bf.max_elem)
+    maxe_exp, maxe_sig = _static(bf)[0]
     # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
     # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
     fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
@@ -330,6 +330,17 @@ def elem_params(bf):
     return M, 1 - bias, maxmag, E + M, False
 
 
+_STATIC: dict = {}
+
+
+def _static(bf):
+    """(`_sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
+    r = _STATIC.get(bf)
+    if r is None:
+        r = _STATIC[bf] = (_sig_exp(bf.max_elem), elem_params(bf))
+    return r
+
+
 def _fast(p, want_vals):
     """The fast kernels on float32 x viewed as (B, L, T) around the blocked axis (no
     copy of a C-contiguous x). Returns (codes or values, scales), or None when the
@@ -340,7 +351,7 @@ def _fast(p, want_vals):
     L = shape[ax]
     T = math.prod(shape[ax + 1:])
     nL = -(-L // bl)
-    M, emin, maxmag, sshift, is_int = elem_params(bf)
+    M, emin, maxmag, sshift, is_int = _static(bf)[1]
     mode = int(p.res.rounding)
     masks = [int(mode == m) for m in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
                                       Rounding.UPWARD, Rounding.DOWNWARD, Rounding.ODD)]
