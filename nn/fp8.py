@@ -102,8 +102,11 @@ def fp8_gemm(qa, qb, alpha, model=None):
                 break
             with np.errstate(over="ignore", invalid="ignore"):
                 out = out + part
+    if np.float32(alpha) == 1:
+        return out        # x * 1 = x (GEMM results hold no signaling NaN): no extra pass
     with np.errstate(over="ignore", invalid="ignore"):
-        return out * np.float32(alpha)
+        out *= np.float32(alpha)      # in place: out is this function's own array
+        return out
 
 
 # (M, emin, largest magnitude encoding, largest value) of e4m3 and e5m2

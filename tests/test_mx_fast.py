@@ -134,6 +134,11 @@ def test_fast_equals_general_layouts(fmt):
         for axis in (-1, 0, 1):
             for block in (None, 8, 128):
                 _compare(x, fmt, axis=axis, block=block, rounding=mode, seed=1)
+        # full power-of-two blocks along the last axis: the flat, tiled path of
+        # quantize_fast_rows_chunk (tiles of 512 elements, a partial last tile)
+        y = x[:, :, :64].reshape(5, -1)[:, :2336]
+        for block in (None, 16, 1024):
+            _compare(y, fmt, block=block, rounding=mode, seed=2)
 
 
 def test_general_path_kept_for_float64_2d_ftz():
