@@ -77,7 +77,7 @@ import numpy as np
 from . import _validate as V
 from ._kernels import mx as K
 from ._kernels.core import K_FN, K_FNU, K_IEEE
-from ._parallel import run_chunks, run_chunks_weighted
+from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
@@ -331,6 +331,15 @@ def elem_params(bf):
 
 
 _STATIC: dict = {}
+# the fast kernels' rounding masks (nearest-even, nearest-away, upward, downward, odd)
+# per rounding code; toward zero and stochastic have none set
+_MASKS = {int(m): tuple(int(m == k) for k in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
+                                                Rounding.UPWARD, Rounding.DOWNWARD,
+                                                Rounding.ODD))
+          for m in Rounding}
+# the output a fast kernel call does not write (never read or written there)
+_DUMMY_U8 = np.empty(1, np.uint8)
+_DUMMY_F32 = np.empty(1, np.float32)
 
 
 def _static(bf):
@@ -352,19 +361,21 @@ def _fast(p, want_vals):
     T = math.prod(shape[ax + 1:])
     nL = -(-L // bl)
     M, emin, maxmag, sshift, is_int = _static(bf)[1]
-    mode = int(p.res.rounding)
-    masks = [int(mode == m) for m in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
-                                      Rounding.UPWARD, Rounding.DOWNWARD, Rounding.ODD)]
+    masks = _MASKS[int(p.res.rounding)]
     flat = a.reshape(-1)
-    codes = np.empty(1 if want_vals else a.size, np.uint8)
-    vals = np.empty(a.size if want_vals else 1, np.float32)
+    n = flat.size
+    codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
+    vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
     kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
-    r = run_chunks_weighted(kern, B * nL, bl * T, flat, B, L, T, bl, codes, vals, scales,
-                            want_vals, M, emin, maxmag, sshift, is_int, float(bf.max_elem),
-                            *masks, p.sr, p.res.sr_bits, p.key,
-                            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-                            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
+            is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
+            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    if n < MIN_PARALLEL:
+        r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
+    else:
+        r = run_chunks_weighted(kern, B * nL, bl * T, *args)
     if r < 0:
         return None
     sshape = shape[:ax] + (nL,) + shape[ax + 1:]
