@@ -5,7 +5,7 @@ block at a time; timed on a slice and scaled, since it is a per-block Python loo
 all in the same run. Prints seconds and the ratios; exit status 0 if the targets
 (>= torchao's speed, >= 10x gfloat's) hold, 1 if not, 2 if it could not run.
 
-    python benchmarks/bench_mx.py [--n 10000000] [--repeat 3] [--json out.json]
+    python benchmarks/bench_mx.py [--n 10000000] [--repeat 3] [--threads 1] [--json out.json]
 """
 import argparse
 import json
@@ -27,8 +27,13 @@ def main():
     ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gfloat-blocks", type=int, default=500)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads for both softfloat and torch (default: each one's own "
+                         "default); 1 gives a steadier comparison on a loaded machine")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.threads > 0:
+        os.environ["SOFTFLOAT_NUM_THREADS"] = str(args.threads)
     try:
         from softfloat import mx
     except Exception as e:  # pragma: no cover
@@ -53,6 +58,8 @@ def main():
         from torchao.prototype.mx_formats.kernels import unpack_uint4, f4_unpacked_to_f32
         import torchao
         res["torchao_version"] = torchao.__version__
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
         res["torch_threads"] = torch.get_num_threads()
         xt = torch.from_numpy(x)
         dt = {"mxfp8_e4m3": torch.float8_e4m3fn, "mxfp8_e5m2": torch.float8_e5m2,
