@@ -7,8 +7,8 @@ Inputs: every nonnegative value of the element format, every midpoint between
 neighbours (and beyond the largest value), each also nudged one float32 ulp down and
 up, with both signs, times block exponents 2**E from the float32 subnormal range
 (scales clamped at 2**-127) to near float32's largest value; each block led by a
-value that sets its scale (max_elem * 2**E, and variants just below / above a power
-of two), in every rounding mode, every scale rule, blocks along the last axis and
+value that sets its scale (max_elem * 2**E and one ulp above it, and values just
+below / above a power of two), in every rounding mode, every scale rule, blocks along the last axis and
 along axis 0; plus float32 subnormals, zeros, NaN and infinity blocks, partial
 blocks, 3-D arrays and random data. The general kernel is itself checked against the
 Fraction reference in tests/test_mx.py."""
@@ -54,12 +54,16 @@ def _boundary_data(fmt, rng):
                                np.nextafter(vals, np.float32(np.inf))])
         vals = vals[np.isfinite(vals)]
         vals = vals * np.where(rng.random(vals.size) < 0.5, -1, 1).astype(np.float32)
-        for lead in (bf.max_elem, 2.0 ** bf.emax_elem, 2.0 ** bf.emax_elem * (1 - 2.0 ** -20),
-                     bf.max_elem * 1.1):
+        # leads: amax at max_elem (rceil's ratio a power of two), one float32 ulp above
+        # it (rceil's and ceil's next step), at, below and above a power of two (floor,
+        # ceil, even), and beyond max_elem
+        for lead in (bf.max_elem, bf.max_elem * (1 + 2.0 ** -23), 2.0 ** bf.emax_elem,
+                     2.0 ** bf.emax_elem * (1 - 2.0 ** -20),
+                     2.0 ** bf.emax_elem * (1 + 2.0 ** -23), bf.max_elem * 1.1):
             lv = np.float32(lead * 2.0 ** E)
             if not np.isfinite(lv):
                 continue
-            body = vals[np.abs(vals) <= np.abs(lv)] if lead <= bf.max_elem else vals
+            body = vals[np.abs(vals) <= np.abs(lv)] if lead < bf.max_elem * 1.05 else vals
             body = np.resize(body, -(-body.size // (k - 1)) * (k - 1)).reshape(-1, k - 1)
             rows.append(np.concatenate([np.full((body.shape[0], 1), lv, np.float32), body],
                                        axis=1))

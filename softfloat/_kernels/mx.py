@@ -29,7 +29,7 @@ from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FN, K_IEEE, P_MODE, P_SRBITS, RSR, clz64,
                    rand_bits, round_pack, unpack)
-from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f64_bits, mxcsr
+from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f32_bits, f64_bits, mxcsr
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
@@ -400,46 +400,82 @@ def elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, vm, is_int):
     return -v if sign and (v != 0 or not is_int) else v
 
 
-@njit(cache=True)
-def block_scale(amax, stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                s_up):
-    """(scale code, multiplier r or divisor d, value multiplier vm, special) of a block
-    whose largest float32 magnitude has bits ``amax``: MX r = 2**-e (y = V * r), vm =
-    2**e; NVFP4 d = ts * s (y = V / d), vm = s. special: the NaN scale (codes 0).
+@njit(cache=True, error_model="numpy")
+def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up):
+    """NVFP4 block scales from the float32 amax bits ``ams`` of many blocks, branch-free
+    (the loop vectorises): scale codes, divisors d = s * ts (y = V / d), value
+    multipliers s, and 1 / 0 for a finite / NaN-scale block (a NaN or an infinity in
+    the block: scale 0x7F, codes 0, values NaN).
 
-    NVFP4's e4m3 scale s = round(amax / (max_elem * ts)), nearest even (s_up 0) or
-    upward (s_up 1), saturating at 448, 0 -> 2**-9: from fl64(amax / (max_elem * ts))
-    by `elem_round` (M = 3, emin = -6). Exact: the divisor has at most 3 + 24
-    significant bits, an e4m3 value or midpoint at most 5, so as in the element
-    argument above (N < 2**32 now) the exact quotient lies at least 2**-32 (relative)
-    away from every e4m3 value and midpoint it is not equal to, far beyond the float64
-    quotient's error, and equals one exactly when the float64 quotient does."""
-    if stype == 0:
-        if amax >= 0x7F800000:
-            return np.int64(255), 1.0, np.nan, True
-        if amax == 0:
-            e = np.int64(-127)
-        else:
-            cls, s, ae, asg = unpack(amax, 8, 23, 127, K_IEEE, False)
-            e = mx_scale_exp(rule, ae, asg, emax_elem, prec_elem, maxe_exp, maxe_sig, True)
-        if e > 127:
-            return np.int64(255), 1.0, np.nan, True
-        if e < -127:
-            e = np.int64(-127)
-        return e + 127, pow2(-e), pow2(e), False
-    if amax >= 0x7F800000:
-        return np.int64(0x7F), 1.0, np.nan, True
+    s = round(amax / (max_elem * ts)), nearest even (s_up 0) or upward (s_up 1),
+    saturating at 448, 0 -> 2**-9: from fl64(amax / (max_elem * ts)) by `elem_round`
+    (M = 3, emin = -6). Exact: the divisor has at most 3 + 24 significant bits, an e4m3
+    value or midpoint at most 5, so as in the element argument above (N < 2**32 now)
+    the exact quotient lies at least 2**-32 (relative) away from every e4m3 value and
+    midpoint it is not equal to, far beyond the float64 quotient's error, and equals
+    one exactly when the float64 quotient does."""
     ts = np.float64(ts_sig) * pow2(ts_exp)
     den = np.float64(maxe_sig) * pow2(maxe_exp) * ts          # exact: 27 bits
-    a = np.float64(bits_f32(amax))
-    mag, q, ey = elem_round(f64_bits(a / den), np.int64(3), np.int64(-6), 1 - s_up, _I0, _I0,
-                            s_up)
-    sb = mag if mag < 0x7E else np.int64(0x7E)
-    sb = sb if sb > 0 else np.int64(1)
-    ef = sb >> 3
-    sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2((ef if ef > 0 else 1)
-                                                                        - 10)
-    return sb, sval * ts, sval, False
+    for k in range(ams.size):
+        am = ams[k]
+        sp = am >= 0x7F800000
+        a = np.float64(bits_f32(am))
+        mag, q, ey = elem_round(f64_bits(a / den), np.int64(3), np.int64(-6), 1 - s_up, _I0,
+                                _I0, s_up)
+        sb = mag if mag < 0x7E else np.int64(0x7E)
+        sb = sb if sb > 0 else np.int64(1)
+        ef = sb >> 3
+        sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2(
+            (ef if ef > 0 else 1) - 10)
+        scales[k] = 0x7F if sp else sb
+        rr[k] = 1.0 if sp else sval * ts
+        vv[k] = np.nan if sp else sval
+        ok[k] = 0 if sp else 1
+
+
+@njit(cache=True)
+def mx_exp32(am, rule, emax_elem, prec_elem, maxe32):
+    """`mx_scale_exp` for a finite nonzero float32 amax (bits ``am``), branch-free on
+    the data: the leading exponent from the bits (a subnormal amax through its exact
+    float32 conversion, am < 2**23); ceil adds 1 unless a power of two; even adds the
+    carry of rounding the 24-bit significand to prec_elem bits ties away; rceil takes
+    the float32 quotient amax / max_elem (maxe32 = max_elem as float32, exact) and
+    ceil(log2) of it exactly from its float64 bits (a zero quotient gives -100000)."""
+    nrm = am >= 0x800000
+    fb = f32_bits(np.float32(am))                    # exact for am < 2**23
+    f = (am >> 23) - 127 if nrm else (fb >> 23) - 127 - 149
+    sig = (am & 0x7FFFFF) | 0x800000 if nrm else (fb & 0x7FFFFF) | 0x800000
+    if rule == RULE_FLOOR:
+        return np.int64(f) - emax_elem
+    if rule == RULE_CEIL:
+        return np.int64(f) + np.int64((sig & 0x7FFFFF) != 0) - emax_elem
+    if rule == RULE_EVEN:
+        half = np.int64(1) << (23 - prec_elem)
+        return np.int64(f) + ((np.int64(sig) + half) >> 24) - emax_elem
+    d = np.float64(bits_f32(am) / maxe32)
+    db = f64_bits(d)
+    e2 = (db >> 52) - 1023 + np.int64((db & _FRAC52) != 0)
+    return e2 if d != 0.0 else np.int64(-100000)
+
+
+@njit(cache=True, error_model="numpy")
+def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
+    """MX block scales from the float32 amax bits ``ams`` of many blocks (the loop
+    vectorises): E8M0 codes, multipliers r = 2**-e (y = V * r), value multipliers
+    2**e, and 1 / 0 for a finite / NaN-scale block. e = `mx_exp32` (the rule), -127
+    for an all-zero block, clamped below at -127; the NaN scale 0xFF for e > 127 or
+    a NaN or infinity in the block (as `quantize_chunk`)."""
+    for k in range(ams.size):
+        am = ams[k]
+        e = mx_exp32(am, rule, emax_elem, prec_elem, maxe32)
+        e = e if am != 0 else np.int64(-127)
+        e = e if e > -127 else np.int64(-127)
+        sp = (am >= 0x7F800000) | (e > 127)
+        ec = e if e < 127 else np.int64(127)
+        scales[k] = 255 if sp else ec + 127
+        rr[k] = 1.0 if sp else pow2(-ec)
+        vv[k] = np.nan if sp else pow2(ec)
+        ok[k] = 0 if sp else 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -463,7 +499,8 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
     amax = np.empty(T, np.int32)
     rr = np.empty(T, np.float64)
     vv = np.empty(T, np.float64)
-    spec = np.empty(T, np.bool_)
+    ok = np.empty(T, np.uint8)
+    maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
     for k in range(lo, hi):
         b = k // nL
         i = k - b * nL
@@ -480,13 +517,13 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
             for t in range(T):
                 m = row[t] & _MAG32
                 amax[t] = m if m > amax[t] else amax[t]
-        for t in range(T):
-            sc, r, vm, sp = block_scale(amax[t], stype, rule, emax_elem, prec_elem,
-                                        maxe_exp, maxe_sig, ts_exp, ts_sig, s_up)
-            scales[(b * nL + i) * T + t] = sc
-            rr[t] = r
-            vv[t] = vm
-            spec[t] = sp
+        s0 = (b * nL + i) * T
+        if stype == 1:
+            nvfp4_scales(amax, scales[s0:s0 + T], rr, vv, ok, maxe_exp, maxe_sig, ts_exp,
+                         ts_sig, s_up)
+        else:
+            mx_scales(amax, scales[s0:s0 + T], rr, vv, ok, rule, emax_elem, prec_elem,
+                      maxe32)
         # pass 2: the elements, row by row (each row's loop runs over the columns)
         for l in range(l1 - l0):
             o = base + l * T
@@ -502,8 +539,7 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         vals[o + t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag,
                                                             maxval, vv[t], is_int))
                     else:
-                        codes[o + t] = elem_code(mag, sign, maxmag, sshift, is_int) \
-                            if not spec[t] else 0
+                        codes[o + t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
             elif want_vals:
                 vs = vals[o:o + T]
                 if stype == 1:
@@ -533,8 +569,7 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         yb &= np.int64(0x7FFFFFFFFFFFFFFF)
                         away = (m_up & (1 - sign)) | (m_dn & sign)
                         mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        c = elem_code(mag, sign, maxmag, sshift, is_int)
-                        cs[t] = c if not spec[t] else 0
+                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
                 else:
                     for t in range(T):
                         yb = f64_bits(np.float64(xf[t]) * rr[t])
@@ -542,8 +577,7 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         yb &= np.int64(0x7FFFFFFFFFFFFFFF)
                         away = (m_up & (1 - sign)) | (m_dn & sign)
                         mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        c = elem_code(mag, sign, maxmag, sshift, is_int)
-                        cs[t] = c if not spec[t] else 0
+                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
     return 0
 
 
@@ -605,18 +639,20 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
         n = nbk * bl
         xi = x.view(np.int32)[x0:x0 + n]
         xf = x[x0:x0 + n]
+        ams = np.empty(nbk, np.int32)
         for k in range(nbk):
             blk = xi[k * bl:(k + 1) * bl]
             am = np.int32(0)
             for t in range(bl):
                 m = blk[t] & _MAG32
                 am = m if m > am else am
-            sc, r, vm, sp = block_scale(am, stype, rule, emax_elem, prec_elem,
-                                        maxe_exp, maxe_sig, ts_exp, ts_sig, s_up)
-            scales[lo + k] = sc
-            rr[k] = r
-            vv[k] = vm
-            ok[k] = 0 if sp else 1
+            ams[k] = am
+        if stype == 1:
+            nvfp4_scales(ams, scales[lo:hi], rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig,
+                         s_up)
+        else:
+            mx_scales(ams, scales[lo:hi], rr, vv, ok, rule, emax_elem, prec_elem,
+                      np.float32(np.float64(maxe_sig) * pow2(maxe_exp)))
         # per tile of `tile` elements: the blocks' multipliers spread per element
         # (contiguous loads in the element loop, no gathers), then the elements
         tile = bl if bl > 512 else 512
@@ -688,6 +724,11 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                         cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
         return 0
     xi = x.view(np.int32)
+    am1 = np.empty(1, np.int32)
+    rr1 = np.empty(1, np.float64)
+    vv1 = np.empty(1, np.float64)
+    ok1 = np.empty(1, np.uint8)
+    maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
     for k in range(lo, hi):
         b = k // nL
         i = k - b * nL
@@ -699,11 +740,16 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
         for t in range(n):
             m = xs[t] & _MAG32
             am = m if m > am else am
-        sc, r, vm, sp = block_scale(am, stype, rule, emax_elem, prec_elem,
-                                    maxe_exp, maxe_sig, ts_exp, ts_sig, s_up)
-        scales[k] = sc
+        am1[0] = am
+        if stype == 1:
+            nvfp4_scales(am1, scales[k:k + 1], rr1, vv1, ok1, maxe_exp, maxe_sig, ts_exp,
+                         ts_sig, s_up)
+        else:
+            mx_scales(am1, scales[k:k + 1], rr1, vv1, ok1, rule, emax_elem, prec_elem, maxe32)
+        r = rr1[0]
+        vm = vv1[0]
         xf = x[base:base + n]
-        if sp:
+        if ok1[0] == 0:
             if want_vals:
                 vals[base:base + n] = np.nan
             else:
