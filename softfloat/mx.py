@@ -17,9 +17,12 @@ nvfp4           fp4_e2m1    16     fp8_e4m3 codes, times an   2
                                    fp32 per-tensor scale
 ==============  ==========  =====  =========================  ==========
 
-Scale rules (MX; amax = max |V_i| over the block; E8M0 holds X = 2**e):
+Scale rules (MX; amax = max |V_i| over the block; E8M0 holds X = 2**e). The
+``scale_rule`` keyword defaults to None: ``"floor"`` for the MX formats and
+``"nearest"`` for NVFP4 (whose rules are ``"nearest"`` and ``"up"``, below); an MX
+rule with NVFP4, or an NVFP4 rule with an MX format, raises ValueError.
 
-``"floor"`` (OCP MX v1.0, section 6.3)
+``"floor"`` (OCP MX v1.0, section 6.3; the default)
     e = floor(log2(amax)) - emax_elem. Elements above the element format's
     largest value (amax may need up to 2**(emax_elem+1)) saturate to it.
 ``"ceil"`` (torchao CEIL)
