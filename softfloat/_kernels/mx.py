@@ -632,40 +632,44 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
     if (bl & (bl - 1)) == 0 and L % bl == 0:
         lb = 63 - clz64(np.int64(bl))
         nbk = hi - lo
-        rr = np.empty(nbk, np.float64)
-        vv = np.empty(nbk, np.float64)
-        ok = np.empty(nbk, np.uint8)
         x0 = lo * bl
         n = nbk * bl
         xi = x.view(np.int32)[x0:x0 + n]
         xf = x[x0:x0 + n]
-        ams = np.empty(nbk, np.int32)
-        for k in range(nbk):
-            blk = xi[k * bl:(k + 1) * bl]
-            am = np.int32(0)
-            for t in range(bl):
-                m = blk[t] & _MAG32
-                am = m if m > am else am
-            ams[k] = am
-        if stype == 1:
-            nvfp4_scales(ams, scales[lo:hi], rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                         s_up)
-        else:
-            mx_scales(ams, scales[lo:hi], rr, vv, ok, rule, emax_elem, prec_elem,
-                      np.float32(np.float64(maxe_sig) * pow2(maxe_exp)))
-        # per tile of `tile` elements: the blocks' multipliers spread per element
-        # (contiguous loads in the element loop, no gathers), then the elements
+        maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
+        # tile by tile (tile elements, g whole blocks; in cache): block maxima, the
+        # blocks' scales, their multipliers spread per element (contiguous loads in the
+        # element loop, no gathers), then the elements
         tile = bl if bl > 512 else 512
+        g = tile >> lb
+        ams = np.empty(g, np.int32)
+        rr = np.empty(g, np.float64)
+        vv = np.empty(g, np.float64)
+        ok = np.empty(g, np.uint8)
         re = np.empty(tile, np.float64)
         ve = np.empty(tile, np.float64)
         oe = np.empty(tile, np.uint8)
         for t0 in range(0, n, tile):
             m = min(tile, n - t0)
-            for j in range(m >> lb):
-                k = (t0 >> lb) + j
-                re[j * bl:(j + 1) * bl] = rr[k]
-                ve[j * bl:(j + 1) * bl] = vv[k]
-                oe[j * bl:(j + 1) * bl] = ok[k]
+            gm = m >> lb
+            k0 = t0 >> lb
+            for j in range(gm):
+                blk = xi[t0 + j * bl:t0 + (j + 1) * bl]
+                am = np.int32(0)
+                for t in range(bl):
+                    v = blk[t] & _MAG32
+                    am = v if v > am else am
+                ams[j] = am
+            if stype == 1:
+                nvfp4_scales(ams[:gm], scales[lo + k0:lo + k0 + gm], rr, vv, ok, maxe_exp,
+                             maxe_sig, ts_exp, ts_sig, s_up)
+            else:
+                mx_scales(ams[:gm], scales[lo + k0:lo + k0 + gm], rr, vv, ok, rule, emax_elem,
+                          prec_elem, maxe32)
+            for j in range(gm):
+                re[j * bl:(j + 1) * bl] = rr[j]
+                ve[j * bl:(j + 1) * bl] = vv[j]
+                oe[j * bl:(j + 1) * bl] = ok[j]
             xt = xf[t0:t0 + m]
             if want_vals:
                 vs = vals[x0 + t0:x0 + t0 + m]
