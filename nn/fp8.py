@@ -176,15 +176,19 @@ class FP8Recipe:
         self.grad_rounding = grad_rounding
         self.rng = np.random.default_rng(seed)
         self.delayed: dict = {}          # (site, role) -> softfloat.mx.DelayedScaling
+        #: False: every quantization by softfloat.mx's general kernels (the slow twin
+        #: of the one-pass quantizers; tests compare whole training runs)
+        self.fast = True
 
     # ---- quantizers ------------------------------------------------------
-    def per_tensor(self, v, role, site, fast=True):
+    def per_tensor(self, v, role, site, fast=None):
         """(element values as float32, 1/scale as float32) of a per-tensor scaled
         tensor; role "x", "w" (e4m3) or "dy" (e5m2). ``fast=False``: by
         `softfloat.mx` itself with its fast kernels off (`DelayedScaling.quantize` /
         `quantize_per_tensor`, then the codes' values); ``fast=True`` (finite
         float32 input): `_scale_round`, compared with it bit for bit in tests."""
         fmt = _BWD if role == "dy" else _FWD
+        fast = self.fast if fast is None else fast
         v = np.asarray(v)
         ds = None
         if self.recipe == "fp8_delayed":
@@ -220,22 +224,26 @@ class FP8Recipe:
         vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
         return vals, np.float32(1.0) / np.float32(s)
 
-    def blocked(self, v, role, axis, fast=True):
+    def blocked(self, v, role, axis, fast=None, ts=None):
         """(values as float32, alpha) of a block-scaled operand, blocks along ``axis``
         (its GEMM's reduction axis). MXFP8: the values X * P (exact powers of two
         times element values), alpha 1. NVFP4: X * P without the per-tensor scale ts,
         alpha = ts (applied after the GEMM, as cuBLAS's alpha). Both by
         `softfloat.mx.quantize_values` (one pass, values out; its fast kernels are
         compared with the general ones in tests); ``fast=False``: softfloat.mx's
-        quantize + dequantize with its fast kernels off."""
+        quantize + dequantize with its fast kernels off. ``ts``: NVFP4's per-tensor
+        scale of this very tensor when already known (`softfloat.mx.nvfp4_tensor_scale`
+        of v; the forward pass's, reused by the backward GEMMs)."""
         v = np.asarray(v)
+        fast = self.fast if fast is None else fast
         if self.recipe == "mxfp8":
             fmt = "mxfp8_e5m2" if role == "dy" else "mxfp8_e4m3"
             kw = {}
             alpha = 1.0
         else:
             fmt = "nvfp4"
-            ts = _mx.nvfp4_tensor_scale(v)
+            if ts is None:
+                ts = _mx.nvfp4_tensor_scale(v)
             sr = role == "dy" and self.grad_rounding == "stochastic"
             kw = dict(tensor_scale=ts, rounding="stochastic" if sr else "nearest_even",
                       seed=self.rng if sr else None)
@@ -257,7 +265,7 @@ class FP8Recipe:
         qa, ta = self.blocked(a, "x", -1)
         qb, tb = self.blocked(b, "w", 0)
         out = fp8_gemm(qa, qb, np.float32(np.float32(ta) * np.float32(tb)))
-        return out, (a, b, site)
+        return out, (a, b, site, ta, tb)
 
     def backward(self, g, ctx, need_a, need_b):
         """Gradients (da, db) of the forward GEMM from dy = g (fp32 (m, n)); None
@@ -271,7 +279,8 @@ class FP8Recipe:
             if need_b:
                 db = fp8_gemm(qa.T, qg, ia * ig, self.model)
             return da, db
-        a, b, site = ctx
+        a, b, site, ta, tb = ctx     # NVFP4: x's and W's tensor scales, from the forward
+        tg = None                    # dy's, from its first quantization
         # The transposed operands are quantized in place along the other axis and then
         # viewed transposed (no copies): W^T (n, k) blocked along its axis 0 is W (k, n)
         # blocked along axis 1, transposed; x^T (k, m) blocked along its last axis is
@@ -279,10 +288,10 @@ class FP8Recipe:
         # stochastic rounding the same element indices, the blocked axis moved last).
         if need_a:       # dy (m, n) @ W^T (n, k): reduce over n
             qg, tg = self.blocked(g, "dy", -1)
-            qb, tb = self.blocked(b, "w", 1)
+            qb, tb = self.blocked(b, "w", 1, ts=tb)
             da = fp8_gemm(qg, qb.T, np.float32(np.float32(tg) * np.float32(tb)))
         if need_b:       # x^T (k, m) @ dy (m, n): reduce over m
-            qa, ta = self.blocked(a, "x", 0)
-            qg, tg = self.blocked(g, "dy", 0)
+            qa, ta = self.blocked(a, "x", 0, ts=ta)
+            qg, tg = self.blocked(g, "dy", 0, ts=tg)
             db = fp8_gemm(qa.T, qg, np.float32(np.float32(ta) * np.float32(tg)))
         return da, db
