@@ -381,6 +381,33 @@ def elem_round_sr(yb, M, emin, rb, nb):
 
 
 @njit(cache=True)
+def value_rne32(xv, r32, vm32, M, emin, maxval32, is_int):
+    """MX, nearest even, values out, all in float32 (16 lanes per AVX-512 vector
+    instead of 8): the element value X * P of float32 x for the block multipliers r32
+    = 2**-e and vm32 = 2**e (float32; 2**-127 is a float32 subnormal, read as such:
+    the caller checked MXCSR). y = x * r32 is exact when |y| >= 2**-126 (a float32
+    normal; x has 24 bits); a smaller |y| lies far below half the smallest element
+    quantum (>= 2**-17), so it rounds to zero whatever its error. With qexp =
+    max(ey, emin) - M and C = 2**(qexp + 23): |y| < 2**(qexp + M + 1) <= C, the sum
+    |y| + C lies in [C, 2C) whose float32 ulp is 2**qexp, so it is |y| rounded to the
+    element quantum, nearest even (a carry into the next binade included), and
+    subtracting C is exact. Saturate at maxval, put the sign back (MXINT8: +0, no
+    negative zero), and r * vm32 is exact (a multiple of 2**(emin - M) times 2**e >=
+    2**-127, so at least 2**-143: a float32), up to overflow to +-inf, as the float64
+    path's cast."""
+    y = xv * r32
+    a = np.abs(y)
+    ey = ((f32_bits(a) >> 23) & 0xFF) - 127
+    qe = ey if ey > emin else emin
+    c = bits_f32(np.int32((qe - M + 23 + 127) << 23))
+    r = (a + c) - c
+    r = r if r < maxval32 else maxval32
+    r = r * vm32
+    neg = (f32_bits(y) < 0) & ((r != 0) | (not is_int))
+    return -r if neg else r
+
+
+@njit(cache=True)
 def elem_code(mag, sign, maxmag, sshift, is_int):
     """The element code of a rounded magnitude (saturated at maxmag)."""
     m = mag if mag < maxmag else maxmag
@@ -501,6 +528,9 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
     vv = np.empty(T, np.float64)
     ok = np.empty(T, np.uint8)
     maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
+    r32 = np.empty(T, np.float32)
+    v32 = np.empty(T, np.float32)
+    maxval32 = np.float32(maxval)
     for k in range(lo, hi):
         b = k // nL
         i = k - b * nL
@@ -524,6 +554,9 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
         else:
             mx_scales(amax, scales[s0:s0 + T], rr, vv, ok, rule, emax_elem, prec_elem,
                       maxe32)
+            for t in range(T):
+                r32[t] = np.float32(rr[t])        # powers of two: exact in float32
+                v32[t] = np.float32(vv[t])
         # pass 2: the elements, row by row (each row's loop runs over the columns)
         for l in range(l1 - l0):
             o = base + l * T
@@ -551,6 +584,9 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
                         vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
                                                       vv[t], is_int))
+                elif m_rne:
+                    for t in range(T):
+                        vs[t] = value_rne32(xf[t], r32[t], v32[t], M, emin, maxval32, is_int)
                 else:
                     for t in range(T):
                         yb = f64_bits(np.float64(xf[t]) * rr[t])
@@ -649,6 +685,9 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
         re = np.empty(tile, np.float64)
         ve = np.empty(tile, np.float64)
         oe = np.empty(tile, np.uint8)
+        re32 = np.empty(tile, np.float32)
+        ve32 = np.empty(tile, np.float32)
+        maxval32 = np.float32(maxval)
         for t0 in range(0, n, tile):
             m = min(tile, n - t0)
             gm = m >> lb
@@ -670,6 +709,8 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                 re[j * bl:(j + 1) * bl] = rr[j]
                 ve[j * bl:(j + 1) * bl] = vv[j]
                 oe[j * bl:(j + 1) * bl] = ok[j]
+                re32[j * bl:(j + 1) * bl] = np.float32(rr[j])     # exact (MX: 2**-e)
+                ve32[j * bl:(j + 1) * bl] = np.float32(vv[j])
             xt = xf[t0:t0 + m]
             if want_vals:
                 vs = vals[x0 + t0:x0 + t0 + m]
@@ -691,6 +732,9 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                         mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
                         vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
                                                       ve[i], is_int))
+                elif m_rne:
+                    for i in range(m):
+                        vs[i] = value_rne32(xt[i], re32[i], ve32[i], M, emin, maxval32, is_int)
                 else:
                     for i in range(m):
                         yb = f64_bits(np.float64(xt[i]) * re[i])
