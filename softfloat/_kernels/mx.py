@@ -688,6 +688,7 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
         re32 = np.empty(tile, np.float32)
         ve32 = np.empty(tile, np.float32)
         maxval32 = np.float32(maxval)
+        use32 = want_vals and stype == 0 and not sr and m_rne == 1      # value_rne32 below
         for t0 in range(0, n, tile):
             m = min(tile, n - t0)
             gm = m >> lb
@@ -705,12 +706,15 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
             else:
                 mx_scales(ams[:gm], scales[lo + k0:lo + k0 + gm], rr, vv, ok, rule, emax_elem,
                           prec_elem, maxe32)
-            for j in range(gm):
-                re[j * bl:(j + 1) * bl] = rr[j]
-                ve[j * bl:(j + 1) * bl] = vv[j]
-                oe[j * bl:(j + 1) * bl] = ok[j]
-                re32[j * bl:(j + 1) * bl] = np.float32(rr[j])     # exact (MX: 2**-e)
-                ve32[j * bl:(j + 1) * bl] = np.float32(vv[j])
+            if use32:
+                for j in range(gm):
+                    re32[j * bl:(j + 1) * bl] = np.float32(rr[j])     # exact: 2**-e
+                    ve32[j * bl:(j + 1) * bl] = np.float32(vv[j])
+            else:
+                for j in range(gm):
+                    re[j * bl:(j + 1) * bl] = rr[j]
+                    ve[j * bl:(j + 1) * bl] = vv[j]
+                    oe[j * bl:(j + 1) * bl] = ok[j]
             xt = xf[t0:t0 + m]
             if want_vals:
                 vs = vals[x0 + t0:x0 + t0 + m]
@@ -732,7 +736,7 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                         mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
                         vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
                                                       ve[i], is_int))
-                elif m_rne:
+                elif use32:
                     for i in range(m):
                         vs[i] = value_rne32(xt[i], re32[i], ve32[i], M, emin, maxval32, is_int)
                 else:
