@@ -8,8 +8,8 @@ neighbours (and beyond the largest value), each also nudged one float32 ulp down
 up, with both signs, times block exponents 2**E from the float32 subnormal range
 (scales clamped at 2**-127) to near float32's largest value; each block led by a
 value that sets its scale (max_elem * 2**E and one ulp above it, and values just
-below / above a power of two), in every rounding mode, every scale rule, blocks along the last axis and
-along axis 0; plus float32 subnormals, zeros, NaN and infinity blocks, partial
+below / above a power of two), in every rounding mode, every scale rule, blocks along
+the last axis and along axis 0; plus float32 subnormals, zeros, NaN and infinity blocks, partial
 blocks, 3-D arrays and random data. The general kernel is itself checked against the
 Fraction reference in tests/test_mx.py."""
 import numpy as np
