@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._parallel import run_chunks
+from .._parallel import run_chunks, run_chunks_weighted
 from ._bits import (FIN, M_HOST, M_RO53, NARGS, OP_ADD, OP_CONV, OP_DIV, OP_FMA, OP_MUL, OP_SQRT,
                     OP_SUB, Z, decode_fp32, decode_tables)
 from .host import host_rne, tininess_threshold
 from .nan_rules import special, zero_out
 from .ro53 import exact_fma, exact_op, ro_round
 from ._bits import RDN
+from . import simd
 
 
 @njit(cache=True, nogil=True)
@@ -164,6 +165,50 @@ class Layout:
         return out
 
 
+@njit(cache=True, nogil=True)
+def special_rows(lo, hi, op, a, b, sj, tabc, tabv, sE, sM, sbias, sk, E, M, bias, kind, fmax,
+                 T, mode, dnan, method, got, gotf):
+    """The cases of rows [lo, hi) of a row x column block that the SIMD row
+    kernels skip: every case of a row whose a is not a finite nonzero number,
+    else the columns ``sj`` (the positions of the b that are not): the scalar
+    oracle (`one_case`) and the compare; returns the OR of the codes."""
+    acc = 0
+    nb = b.size
+    for i in range(lo, hi):
+        xa = np.int64(a[i])
+        full = tabc[xa] != FIN
+        m = nb if full else sj.size
+        for t in range(m):
+            j = t if full else sj[t]
+            k = i * nb + j
+            r, f = one_case(op, xa, np.int64(b[j]), np.int64(0), tabc, tabv, False, sE, sM,
+                            sbias, sk, E, M, bias, kind, fmax, T, mode, dnan, method)
+            cd = 0 if np.int64(got[k]) == r else 1
+            if cd == 0 and np.int64(gotf[k]) != f:
+                cd = 2
+            acc |= cd
+    return acc
+
+
+def _rows_shape(op, layout):
+    """nb when ``layout`` is a row x column block of a binary op (case k =
+    (a[k >> log2 nb], b[k & (nb - 1)]), b of nb = 2**j entries), else 0."""
+    if op not in ("add", "sub", "mul", "div"):
+        return 0
+    b = layout.arrays[1]
+    nb = b.size
+    if (nb & (nb - 1)) or layout.shifts[1] != 0 or layout.masks[1] != nb - 1 \
+            or layout.masks[0] != -1 or (1 << layout.shifts[0]) != nb \
+            or layout.n != layout.arrays[0].size * nb:
+        return 0
+    return nb
+
+
+#: use the SIMD row kernels where they apply (tests switch it off to run the
+#: scalar kernels on the same blocks)
+USE_SIMD = True
+
+
 def _params(op, src, dst, mode, method):
     from ._bits import OPCODE
     src32 = src.nbits == 32
@@ -193,12 +238,41 @@ def check_block(op, layout: Layout, src, dst, mode, method, got, gotf):
     ``gotf`` uint8 flags, flat, in the layout's case order) with the oracle.
     Returns (n_bits_mismatches, n_flag_only_mismatches, code or None)."""
     (opc,), rest = _params(op, src, dst, mode, method)
+    nb = _rows_shape(op, layout) if USE_SIMD and src.nbits <= 16 else 0
+    if nb:
+        return _check_rows(int(opc), layout, nb, src, dst, mode, method, rest, got, gotf)
     kernel = CHECK_KERNELS[(int(opc), int(method))]
     rest = rest[:-1]                        # the method is the kernel's constant
     code = np.empty(layout.n, np.uint8)
     acc = run_chunks(kernel, layout.n, *layout.args(), *rest, got, gotf, code)
     if not acc:
         return 0, 0, None
+    return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
+
+
+def _check_rows(opc, layout, nb, src, dst, mode, method, rest, got, gotf):
+    """check_block by the SIMD row kernel, the special cases by the scalar
+    oracle (`special_rows`); the per-case codes, needed only when something
+    mismatches, by the scalar check kernel."""
+    tabc, tabv = rest[0], rest[1]
+    E, M, bias, kind = (int(x) for x in dst.params)
+    a, b = layout.arrays[0], layout.arrays[1]
+    vb = np.ascontiguousarray(tabv[b])
+    host = int(method) == M_HOST
+    consts = simd.mode_params(E, M, bias, kind, mode, dst.default_nan_bits, host)
+    acc = run_chunks(simd.row_kernel(opc, host), layout.n, a, np.int64(layout.shifts[0]), vb,
+                     tabc, tabv, np.int64(E), np.int64(M), np.int64(bias), np.int64(kind),
+                     float(dst.max), rest[-4], *consts, got, gotf)
+    sj = np.flatnonzero(tabc[b] != FIN).astype(np.int64)
+    nfull = int(np.count_nonzero(tabc[a] != FIN))
+    cost = max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
+    acc |= run_chunks_weighted(special_rows, a.size, cost, np.int64(opc), a, b, sj, *rest[:2],
+                               *rest[3:], got, gotf)
+    if not acc:
+        return 0, 0, None
+    kernel = CHECK_KERNELS[(int(opc), int(method))]
+    code = np.empty(layout.n, np.uint8)
+    run_chunks(kernel, layout.n, *layout.args(), *rest[:-1], got, gotf, code)
     return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
 
 
