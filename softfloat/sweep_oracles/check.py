@@ -10,6 +10,8 @@ sources (``from_float32``) from their fields. The chunk kernels are serial
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import njit
 
@@ -190,6 +192,34 @@ def special_rows(lo, hi, op, a, b, sj, tabc, tabv, sE, sM, sbias, sk, E, M, bias
     return acc
 
 
+@njit(cache=True, nogil=True)
+def special_cases(lo, hi, op, a, b, pos, tabc, tabv, sE, sM, sbias, sk, E, M, bias, kind,
+                  fmax, T, mode, dnan, method, got, gotf):
+    """The cases pos[lo:hi] of a flat block (operands a[k], b[k]) that the SIMD
+    flat kernels skip: the scalar oracle and the compare; the OR of the codes."""
+    acc = 0
+    for t in range(lo, hi):
+        k = pos[t]
+        r, f = one_case(op, np.int64(a[k]), np.int64(b[k]), np.int64(0), tabc, tabv, False, sE,
+                        sM, sbias, sk, E, M, bias, kind, fmax, T, mode, dnan, method)
+        cd = 0 if np.int64(got[k]) == r else 1
+        if cd == 0 and np.int64(gotf[k]) != f:
+            cd = 2
+        acc |= cd
+    return acc
+
+
+def _simd_kind(op, layout):
+    """'rows' for a row x column block of a binary op, 'flat' for a flat one,
+    else None (the scalar kernels)."""
+    if op not in ("add", "sub", "mul", "div"):
+        return None
+    if layout.shifts[:2] == [0, 0] and layout.masks[:2] == [-1, -1] \
+            and layout.arrays[0].size == layout.arrays[1].size == layout.n:
+        return "flat"
+    return "rows" if _rows_shape(op, layout) else None
+
+
 def _rows_shape(op, layout):
     """nb when ``layout`` is a row x column block of a binary op (case k =
     (a[k >> log2 nb], b[k & (nb - 1)]), b of nb = 2**j entries), else 0."""
@@ -204,9 +234,10 @@ def _rows_shape(op, layout):
     return nb
 
 
-#: use the SIMD row kernels where they apply (tests switch it off to run the
-#: scalar kernels on the same blocks)
-USE_SIMD = True
+#: use the SIMD kernels (`simd`) for + - * / blocks; False (or the environment
+#: variable SOFTFLOAT_SWEEP_SIMD=0) runs the scalar kernels only (the tests
+#: compare both on the same blocks)
+USE_SIMD = os.environ.get("SOFTFLOAT_SWEEP_SIMD", "1").strip() not in ("0", "false", "no", "off")
 
 
 def _params(op, src, dst, mode, method):
@@ -238,9 +269,9 @@ def check_block(op, layout: Layout, src, dst, mode, method, got, gotf):
     ``gotf`` uint8 flags, flat, in the layout's case order) with the oracle.
     Returns (n_bits_mismatches, n_flag_only_mismatches, code or None)."""
     (opc,), rest = _params(op, src, dst, mode, method)
-    nb = _rows_shape(op, layout) if USE_SIMD and src.nbits <= 16 else 0
-    if nb:
-        return _check_rows(int(opc), layout, nb, src, dst, mode, method, rest, got, gotf)
+    kind = _simd_kind(op, layout) if USE_SIMD and src.nbits <= 16 else None
+    if kind is not None:
+        return _check_simd(kind, int(opc), layout, src, dst, mode, method, rest, got, gotf)
     kernel = CHECK_KERNELS[(int(opc), int(method))]
     rest = rest[:-1]                        # the method is the kernel's constant
     code = np.empty(layout.n, np.uint8)
@@ -250,24 +281,32 @@ def check_block(op, layout: Layout, src, dst, mode, method, got, gotf):
     return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
 
 
-def _check_rows(opc, layout, nb, src, dst, mode, method, rest, got, gotf):
-    """check_block by the SIMD row kernel, the special cases by the scalar
-    oracle (`special_rows`); the per-case codes, needed only when something
-    mismatches, by the scalar check kernel."""
+def _check_simd(kind, opc, layout, src, dst, mode, method, rest, got, gotf):
+    """check_block by a SIMD kernel (`simd`: 'rows' or 'flat' layouts), the
+    special cases by the scalar oracle (`special_rows`, `special_cases`); the
+    per-case codes, needed only when something mismatches, by the scalar check
+    kernel."""
     tabc, tabv = rest[0], rest[1]
-    E, M, bias, kind = (int(x) for x in dst.params)
+    E, M, bias, knd = (int(x) for x in dst.params)
     a, b = layout.arrays[0], layout.arrays[1]
-    vb = np.ascontiguousarray(tabv[b])
     host = int(method) == M_HOST
-    consts = simd.mode_params(E, M, bias, kind, mode, dst.default_nan_bits, host)
-    acc = run_chunks(simd.row_kernel(opc, host), layout.n, a, np.int64(layout.shifts[0]), vb,
-                     tabc, tabv, np.int64(E), np.int64(M), np.int64(bias), np.int64(kind),
-                     float(dst.max), rest[-4], *consts, got, gotf)
-    sj = np.flatnonzero(tabc[b] != FIN).astype(np.int64)
-    nfull = int(np.count_nonzero(tabc[a] != FIN))
-    cost = max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
-    acc |= run_chunks_weighted(special_rows, a.size, cost, np.int64(opc), a, b, sj, *rest[:2],
-                               *rest[3:], got, gotf)
+    consts = simd.mode_params(E, M, bias, knd, mode, dst.default_nan_bits, host)
+    fmt = (np.int64(E), np.int64(M), np.int64(bias), np.int64(knd), float(dst.max), rest[-4])
+    scal = (*rest[:2], *rest[3:], got, gotf)     # special_*: no src32 argument
+    if kind == "rows":
+        nb = b.size
+        vb = np.ascontiguousarray(tabv[b])
+        acc = run_chunks(simd.row_kernel(opc, host), layout.n, a, np.int64(layout.shifts[0]),
+                         vb, tabc, tabv, *fmt, *consts, got, gotf)
+        sj = np.flatnonzero(tabc[b] != FIN).astype(np.int64)
+        nfull = int(np.count_nonzero(tabc[a] != FIN))
+        cost = max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
+        acc |= run_chunks_weighted(special_rows, a.size, cost, np.int64(opc), a, b, sj, *scal)
+    else:
+        acc = run_chunks(simd.flat_kernel(opc, host), layout.n, tabv[a], tabv[b], *fmt,
+                         *consts, got, gotf)
+        pos = np.flatnonzero((tabc[a] != FIN) | (tabc[b] != FIN)).astype(np.int64)
+        acc |= run_chunks_weighted(special_cases, pos.size, 4, np.int64(opc), a, b, pos, *scal)
     if not acc:
         return 0, 0, None
     kernel = CHECK_KERNELS[(int(opc), int(method))]

@@ -240,7 +240,42 @@ def _make_rows(OP, HOST):
     return check
 
 
+def _make_flat(OP, HOST):
+    """The flat check kernel of one (op, method): case k is (va[k], vb[k]), the
+    operand values (tabv of the encodings); otherwise as `_make_rows`' kernel
+    (returns the OR of the codes of the cases whose operands are both finite
+    nonzero; the others are left to `check.special_cases`)."""
+
+    @njit(cache=True, nogil=True, error_model="numpy")
+    def check(lo, hi, va, vb, E, M, bias, kind, fmax, T, rne, rna, up0, up1, rto, emax, kmax,
+              ovf0, ovf1, got, gotf):
+        acc = np.int64(0)
+        zb = (np.int64(1) << (E + M)) if up1 == 1 else np.int64(0)     # exact 0: -0 downward
+        zb = np.int64(0) if kind == FNUZ else zb
+        for k in range(lo, hi):
+            x = va[k]
+            y = vb[k]
+            h, s = exact_v(OP, x, y)
+            if HOST:
+                r, f = host_rne_v(h, s, E, M, bias, kind, fmax, T, ovf0, ovf1)
+            else:
+                r, f = ro_round_v(h, s, E, M, bias, kind, rne, rna, up0, up1, rto, emax,
+                                  kmax, ovf0, ovf1)
+            if OP == OP_ADD or OP == OP_SUB:
+                r = zb if h == 0.0 else r
+                f = np.int64(0) if h == 0.0 else f
+            cd = np.int64(np.int64(got[k]) != r)
+            cd = cd | (np.int64(2) * (1 - cd) * np.int64(np.int64(gotf[k]) != f))
+            ax = abs(x)
+            ay = abs(y)
+            fin = (ax > 0.0) & (ax < np.inf) & (ay > 0.0) & (ay < np.inf)
+            acc |= cd if fin else np.int64(0)
+        return acc
+    return check
+
+
 ROW_KERNELS = {}
+FLAT_KERNELS = {}
 
 
 def row_kernel(op, host):
@@ -249,6 +284,14 @@ def row_kernel(op, host):
     if key not in ROW_KERNELS:
         ROW_KERNELS[key] = _make_rows(*key)
     return ROW_KERNELS[key]
+
+
+def flat_kernel(op, host):
+    """The compiled flat kernel of (op code, host?)."""
+    key = (int(op), bool(host))
+    if key not in FLAT_KERNELS:
+        FLAT_KERNELS[key] = _make_flat(*key)
+    return FLAT_KERNELS[key]
 
 
 _unused = (RTO, FIN)
