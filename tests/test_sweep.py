@@ -103,6 +103,38 @@ def test_sqrt_sweep_fp16():
         assert rep["mismatches"] == 0, (mode, rep["first_mismatches"])
 
 
+@needs_arith
+def test_tf32_sweeps_exhaustive(monkeypatch):
+    """tf32 (19 bits): sqrt and conversions to and from fp16 / bf16 over every
+    encoding, NaN patterns compared; binary ops of tf32 are refused (2**38
+    pairs), as are wider sources."""
+    runs = [("convert:fp16", "tf32", 1 << 19), ("convert:bf16", "tf32", 1 << 19),
+            ("convert:tf32", "bf16", 1 << 16), ("sqrt", "tf32", 1 << 19)]
+    for mode in ("nearest_even", "upward", "odd"):
+        for op, fmt, n in runs:
+            rep = S.run_sweep(op, fmt, mode)
+            assert rep["exhaustive"] and rep["cases"] == n
+            assert rep["mismatches"] == 0, (op, fmt, mode, rep["first_mismatches"])
+    with pytest.raises(ValueError, match="at most 16 bits"):
+        S.Space("add", "tf32")
+    with pytest.raises(ValueError, match="at most 19 bits"):
+        S.Space("convert:fp16", "fp32")
+    # a NaN payload dropped in tf32 -> fp16 (signaling NaN 0x3fc01: expected
+    # 0x7e01, the quieted payload) is a mismatch unless any NaN is accepted
+    real = S._subject
+
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
+        r = r.copy()
+        r[0x3FC01] = 0x7E00
+        return r, fl
+    monkeypatch.setattr(S, "_subject", subject)
+    rep = S.run_sweep("convert:fp16", "tf32", "nearest_even")
+    assert rep["mismatches"] == 1 and rep["first_mismatches"][0]["expected"] == "0x7e01"
+    assert rep["first_mismatches"][0]["operands"] == ["0x3fc01"]
+    assert S.run_sweep("convert:fp16", "tf32", "nearest_even", check_nan=False)["mismatches"] == 0
+
+
 # ---------------------------------------------------------------------------
 # the engine finds faults
 def _faulty(monkeypatch, flip_bits=None, flip_flags=None):
@@ -462,6 +494,8 @@ def test_table_command_sampled(tmp_path, capsys):
     assert len([r for r in runs if r[0] in O.BINARY_OPS and r[1] in ("fp16", "bf16")]) == 48
     assert ("from_float32", "bf16", "odd") in runs and ("convert:fp8_e4m3", "bf16", "upward") in runs
     assert ("sqrt", "fp8_e5m2", "downward") in runs
+    assert ("convert:fp16", "tf32", "odd") in runs and ("convert:tf32", "bf16", "upward") in runs
+    assert ("sqrt", "tf32", "nearest_even") in runs
     assert S.main(["table", "--out", str(tmp_path), "--sample", "5000", "--only", "mul bf16",
                    "--quiet"]) == 0
     table = open(tmp_path / "RESULTS.md").read()

@@ -127,6 +127,38 @@ def test_oracle_convert_matches_fractions(fmt):
                 assert (int(bits[k]), int(flg[k])) == r, (mode, m, hex(x[k]))
 
 
+def test_oracle_tf32_sources_match_fractions_and_mpfr():
+    """tf32 (19 bits) -> fp16 / bf16 / fp8 and sqrt of tf32: every encoding by
+    both oracles (they agree, NaN patterns included), samples against the exact
+    reference and MPFR."""
+    t = sf.get_format("tf32")
+    allx = np.arange(1 << 19, dtype=np.uint32)
+    rng = np.random.default_rng(8)
+    sample = rng.integers(0, 1 << 19, 300)
+    for dst in ("fp16", "bf16", "fp8_e4m3"):
+        d = sf.get_format(dst)
+        h, hf = O.oracle_convert(allx, t, d, method="host")
+        r, rf = O.oracle_convert(allx, t, d, method="ro53")
+        assert np.array_equal(h, r) and np.array_equal(hf, rf), dst
+        for mode in MODES:
+            r, rf = O.oracle_convert(allx, t, d, mode)
+            for k in sample:
+                assert O.mpfr_convert(int(k), t, d, mode) == (r[k], rf[k]), (dst, mode, hex(k))
+                dk = ref.decode(int(k), t)
+                if dk.cls == "finite":
+                    v = dk.value
+                    assert ref.round_exact(int(v < 0), abs(v), d, mode) == (r[k], rf[k])
+    h, hf = O.oracle_unary("sqrt", allx, t, method="host")
+    r, rf = O.oracle_unary("sqrt", allx, t, method="ro53")
+    assert np.array_equal(h, r) and np.array_equal(hf, rf)
+    for mode in MODES:
+        r, rf = O.oracle_unary("sqrt", allx, t, mode)
+        for k in sample:
+            assert O.mpfr_unary("sqrt", int(k), t, mode) == (r[k], rf[k]), (mode, hex(k))
+    with pytest.raises(ValueError, match="19 bits"):
+        O.oracle_unary("sqrt", np.zeros(1, np.uint32), "fp32")
+
+
 def test_oracle_specials():
     f = sf.get_format("fp16")
     inf, ninf, qn, sn, one, z, nz = 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x3C00, 0x0000, 0x8000
