@@ -300,13 +300,15 @@ def _check_simd(kind, opc, layout, src, dst, mode, method, rest, got, gotf):
                          vb, tabc, tabv, *fmt, *consts, got, gotf)
         sj = np.flatnonzero(tabc[b] != FIN).astype(np.int64)
         nfull = int(np.count_nonzero(tabc[a] != FIN))
-        cost = max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
+        # cost per row in simple steps: a scalar case is about 16 (so that the
+        # special cases of a block, 3% of fp16's, are split over the threads too)
+        cost = 16 * max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
         acc |= run_chunks_weighted(special_rows, a.size, cost, np.int64(opc), a, b, sj, *scal)
     else:
         acc = run_chunks(simd.flat_kernel(opc, host), layout.n, tabv[a], tabv[b], *fmt,
                          *consts, got, gotf)
         pos = np.flatnonzero((tabc[a] != FIN) | (tabc[b] != FIN)).astype(np.int64)
-        acc |= run_chunks_weighted(special_cases, pos.size, 4, np.int64(opc), a, b, pos, *scal)
+        acc |= run_chunks_weighted(special_cases, pos.size, 16, np.int64(opc), a, b, pos, *scal)
     if not acc:
         return 0, 0, None
     kernel = CHECK_KERNELS[(int(opc), int(method))]
