@@ -47,9 +47,10 @@ class Timer:
             self.c += time.process_time() - c
             if self.twin is not None:
                 w, c = time.perf_counter(), time.process_time()
-                self.twin(*a, **k)
+                t = self.twin(*a, **k)
                 self.tw += time.perf_counter() - w
                 self.tc += time.process_time() - c
+                assert tuple(t[:2]) == tuple(r[:2]), ("the twins disagree", t[:2], r[:2])
             return r
         setattr(self.mod, self.name, timed)
         return self

@@ -164,6 +164,39 @@ def test_engine_reports_injected_mismatches(monkeypatch):
     assert S.main(["fp16", "convert:fp8_e4m3", "--out", "", "--quiet"]) == 1
 
 
+@needs_arith
+def test_engine_finds_binary_faults_through_the_simd_kernels(monkeypatch):
+    """A flipped result bit (finite operands: the SIMD kernel), a flipped flag and
+    a wrong NaN payload (a NaN operand: the scalar special pass) in fp16 division
+    sweeps are all reported, with their operands and expectations."""
+    real = S._subject
+    bad = {0x3C00 * 65536 + 0x4000: ("bits", 1), 0x3C00 * 65536 + 0x4001: ("flags", 0),
+           0x3C01 * 65536 + 0x7E05: ("bits", 2)}
+
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
+        r, fl = r.copy(), fl.copy()
+        a0 = int(np.asarray(ops[0]).ravel()[0]) << 16
+        for case, (kind, x) in bad.items():
+            k = case - a0
+            if 0 <= k < r.size:
+                if kind == "bits":
+                    r[k] ^= x
+                else:
+                    fl[k] ^= 1
+        return r, fl
+    monkeypatch.setattr(S, "_subject", subject)
+    for mode in ("nearest_even", "upward"):
+        rep = S.run_sweep("div", "fp16", mode, shards=1 << 16, shard_ids=[0x3C00, 0x3C01])
+        assert (rep["bits_mismatches"], rep["flag_mismatches"]) == (2, 1), rep
+        ex = {e["case"]: e for e in rep["first_mismatches"]}
+        assert ex[0x3C00 * 65536 + 0x4000]["operands"] == ["0x3c00", "0x4000"]
+        assert ex[0x3C00 * 65536 + 0x4000]["expected"] == "0x3800"        # 1 / 2
+        assert ex[0x3C00 * 65536 + 0x4001]["kind"] == "flags"
+        nan = ex[0x3C01 * 65536 + 0x7E05]
+        assert nan["expected"] == "0x7e05" and nan["got"] == "0x7e07"     # b's payload
+
+
 def test_nan_patterns_are_compared_unless_any_nan(monkeypatch):
     real = S._subject
 
