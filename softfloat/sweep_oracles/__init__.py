@@ -18,6 +18,11 @@ Modules, one oracle each:
     the only float64 oracle for fma (exact product, TwoSum).
 ``mpfr`` (`mpfr.py`)
     GNU MPFR through gmpy2: scalar, slow, a sampled third witness.
+``simd`` (`simd.py`)
+    branch-free twins of ``host`` and ``ro53`` for + - * / that LLVM
+    vectorizes, fused with the compare; the sweep engine's kernels for those
+    ops (operands that are not finite nonzero numbers go to the scalar oracle;
+    ``SOFTFLOAT_SWEEP_SIMD=0`` turns them off).
 
 ``nan_rules.py`` holds the special cases and the NaN pattern the library's
 default NaN policy promises (checked bit for bit); ``check.py`` the array

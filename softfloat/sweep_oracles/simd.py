@@ -293,5 +293,3 @@ def flat_kernel(op, host):
         FLAT_KERNELS[key] = _make_flat(*key)
     return FLAT_KERNELS[key]
 
-
-_unused = (RTO, FIN)
