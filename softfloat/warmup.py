@@ -7,10 +7,12 @@ arrays:
 
 * the common set (default): what the README's tour and the ``nn`` experiments
   call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / of fp16/bf16, sqrt and fma of fp16;
+  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (nearest-even
+  and the other modes: two kernels each), fma of fp16;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation;
 * ``--all``: every kernel and signature the library dispatches to (every host
-  dtype and storage dtype, every operation, every accumulation model).
+  dtype and storage dtype, every operation, every accumulation model), and the
+  sweep engine's oracle kernels (tiny sampled sweeps).
 
 Compiling again after an edit of the sources is automatic (a new cache
 directory). Exit status 0, or 2 if a kernel failed.
@@ -59,6 +61,13 @@ def _common():
             sf.div(e, e[::-1], fmt))))
     t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
     t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
+    # fp16/bf16 + - * / and sqrt have a nearest-even kernel and an all-modes one
+    # (softfloat._kernels.eft.ByMode): the other modes compile the second
+    for fmt, e in (("fp16", h), ("bf16", b)):
+        t.append((f"add/sub/mul/div/sqrt {fmt} directed", lambda e=e, fmt=fmt: (
+            sf.add(e, e[::-1], fmt, "toward_zero"), sf.sub(e, e, fmt, "upward"),
+            sf.mul(e, e, fmt, "downward"), sf.div(e, e[::-1], fmt, "odd"),
+            sf.sqrt(e, fmt, "nearest_away"))))
     A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
     t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
@@ -114,7 +123,26 @@ def _all():
                                                                  "nvfp4")],
             sf.mx.quantize(x, "mxfp4", rounding="stochastic", seed=0),
             sf.mx.quantize_per_tensor(x))))
+    t.append(("fma/sqrt bf16", lambda: (sf.fma(enc["bf16"], enc["bf16"], enc["bf16"], "bf16"),
+                                         sf.sqrt(enc["bf16"], "bf16"))))
+    # the sweep engine's oracle and compare kernels (softfloat.sweep_oracles): a tiny
+    # sampled run per operation kind, oracle method and operand width
+    for fmt in ("fp16", "fp8_e4m3"):
+        for op in ("add", "mul", "div", "sqrt", "fma", "convert:bf16"):
+            for mode in ("nearest_even", "toward_zero"):
+                t.append((f"sweep {op} {fmt} {mode}", lambda op=op, fmt=fmt, mode=mode:
+                          _sweep(op, fmt, mode)))
+    for fmt in ("fp16", "tf32"):
+        t.append((f"sweep from_float32/convert {fmt}", lambda fmt=fmt: (
+            _sweep("from_float32", fmt, "nearest_even"),
+            _sweep("from_float32", fmt, "upward"),
+            _sweep("convert:fp16" if fmt == "tf32" else "convert:tf32", fmt, "odd"))))
     return t
+
+
+def _sweep(op, fmt, mode):
+    from .sweep import run_sweep
+    return run_sweep(op, fmt, mode, sample=512, shards=1, mpfr=0)
 
 
 def tasks(everything: bool = False):
@@ -129,7 +157,7 @@ def tasks(everything: bool = False):
 _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
-_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6}
+_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12}
 
 
 def group_of(name: str) -> str:
@@ -145,6 +173,8 @@ def group_of(name: str) -> str:
         return "accum"
     if name.startswith("mx"):
         return "mx"
+    if name.startswith("sweep"):
+        return "sweep"
     return "arith"
 
 
