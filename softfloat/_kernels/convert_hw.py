@@ -12,24 +12,30 @@ arbitrary bits here and recomputed by the caller with the general kernel
 Notation: RN16 / RNx16 = rounding to fp16 in mode x; RTO32 = rounding to
 float32 by round-to-odd (truncate, then set the last bit if inexact).
 
-fp16 in a directed mode, from the nearest-even result h = RN16(x) (F16C):
-  back = float32 value of h (exact). back is one of the two fp16 neighbours of x
-  (or x itself), so with gt = |back| > |x| and lt = |back| < |x| (compared as
-  integer magnitudes, monotone for IEEE encodings, infinities included):
-  * toward zero: the neighbour below |x|, i.e. mag(h) - gt. An overflowed h
-    (infinity, back > x) becomes the largest finite value, as it must.
-  * away from zero (upward for +, downward for -): that truncation + inexact
-    (inexact = gt | lt), because the next encoding up is the next value up
-    (also from the largest finite to infinity, and from 0 to the smallest
-    subnormal).
-  * odd: truncation with its last bit set when inexact (the definition).
-  * nearest-away differs from nearest-even only on a tie that went toward
-    zero: lt and |x| exactly halfway between back and next = fp16 value of
-    mag(h) + 1. That midpoint test, 2|x| == |back| + next, is exact in float32:
-    2|x| is (|x| < 2^127 when lt holds, |back| < 65520); |back| + next is a
-    sum of two adjacent fp16 values, at most 12 significant bits, no overflow
-    (a tie at 65520 rounds to infinity in both modes, and next = inf then gives
-    inf != 2|x|).
+fp16 toward zero, upward, downward, odd (`fp16_dir_chunk`): F16C's `vcvtps2ph`
+rounds by its immediate (1 down, 2 up, 3 toward zero) when bit 2 is clear, so
+`hw.cvt16_block` converts 16 elements per call in that mode directly; odd is the
+truncation with its last bit set when inexact (the definition of round to odd).
+Inexact: back != x, back the exact float32 value of the result. The flags use
+signed thresholds (`signed_thresholds`), see `hw.cvt16_block`. A length that is
+no multiple of 16 ends with one block on a zero-padded copy (0 converts exactly
+and raises nothing).
+
+fp16 nearest-away (`_fp16_rna`), from h = RN16(x) (F16C's `fptrunc`), back its
+float32 value: nearest-away differs from nearest-even only on an exact tie
+that went toward zero: |back| < |x| and |x| - |back| = half the fp16 spacing at
+back. Then the result is the neighbour away from zero, magnitude + 1 (same
+sign). The difference |x| - |back| is exact in float32: back = 0 gives |x|, and
+a nonzero back is at least one spacing, so |back| <= |x| <= 2|back| (Sterbenz).
+With e = the biased exponent field of back (0..30: back is finite when
+|back| < |x|), half the spacing is 2^(max(e, 1) - 26), the float32 encoding
+(max(e, 1) + 101) << 23. A tie at 65520 rounds to infinity in both modes
+(|back| > |x| there).
+
+Flags of the nearest modes: inexact = back != x (ordered); overflow iff inexact
+and |x| >= the threshold, tiny iff inexact and |x| < the tininess threshold
+(the same argument as in `hw.cvt16_block`: every x beyond the overflow
+threshold is inexact, infinities and NaN are not).
 
 float64 -> fp16 / bf16: y = RTO32(x) (see `_rto32`), then as from float32. Round
 to odd with a precision p' >= p + 2 followed by any rounding to p bits is the
@@ -46,8 +52,8 @@ and both sides round alike (to 0, or to bf16's smallest subnormal upward).
 import numpy as np
 from numba import njit
 
-from .hw import (MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, f32_to_f16, f64_bits,
-                 mxcsr)
+from .hw import (BLOCK, IMM_DOWN, IMM_TRUNC, IMM_UP, MXCSR_DAZ, MXCSR_FTZ, bits_f32, cvt16_block,
+                 f16_to_f32, f32_bits, f32_to_f16, f64_bits, mxcsr)
 
 # Rounding codes (core.RNE ...), repeated to keep this module free of core's imports.
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -79,31 +85,6 @@ def _rto32(x):
     gt = np.int32(ym > xm)
     even = _1 - (yb & _1)
     return yb + (lt - gt) * even
-
-
-@njit(cache=True)
-def _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
-    """(fp16 bits, flags) of float32 x (not NaN) in a mode other than nearest-even
-    (module doc)."""
-    h = f32_to_f16(x)
-    back = f16_to_f32(h)
-    ux = f32_bits(x) & np.int32(0x7FFFFFFF)
-    ub = f32_bits(back) & np.int32(0x7FFFFFFF)
-    sign = h >> 15
-    mag = h & np.int32(0x7FFF)
-    gt = np.int32(ub > ux)
-    lt = np.int32(ub < ux)
-    inx = gt | lt
-    tz = mag - gt
-    away = (m_up & (_1 - sign)) | (m_dn & sign)
-    nxt = f32_bits(f16_to_f32(mag + _1))
-    tie = np.int32(bits_f32(ux) * np.float32(2.0) == bits_f32(ub) + bits_f32(nxt))
-    r_dir = tz + (inx & away)
-    r_odd = tz | inx
-    r_rna = mag + (lt & tie)
-    r = r_dir if m_odd == 0 else r_odd
-    r = r if m_rna == 0 else r_rna
-    return (sign << 15) | r, _flags(ux, inx, away, t_on, t_oa, t_tn, t_ta)
 
 
 @njit(cache=True, inline="always")
@@ -177,47 +158,77 @@ def thresholds(dst_params, mode):
 # chunk kernels: (lo, hi, src, out, mode, thresholds) -> -1 (MXCSR set), else
 # the OR of the flags of the non-NaN elements | 256 when a NaN was seen
 # --------------------------------------------------------------------------
+def signed_thresholds(mode, t_on, t_oa, t_tn, t_ta):
+    """(po, no, pt, nt): float32 thresholds for signed x from `thresholds`'
+    magnitude encodings: a finite x overflows iff x >= po or x <= no and is tiny
+    iff nt < x < pt. Positive x round away from zero upward, negative x
+    downward; in the other modes the *_a and *_n thresholds are equal."""
+    f = lambda t: np.uint32(t).view(np.float32)  # noqa: E731
+    po = f(t_oa if mode == _RUP else t_on)
+    no = -f(t_oa if mode == _RDN else t_on)
+    pt = f(t_ta if mode == _RUP else t_tn)
+    nt = -f(t_ta if mode == _RDN else t_tn)
+    return po, no, pt, nt
+
+
+@njit(cache=True)
+def _nearest_flags(x, back, po, pt):
+    """(inexact, tiny and inexact, overflow) of a nearest-mode conversion of x
+    (float32) whose result has the float32 value back (module doc)."""
+    inx = (back < x) | (back > x)
+    ax = abs(x)
+    return inx, inx & (ax < pt), inx & (ax >= po)
+
+
+@njit(cache=True)
+def _pack(inx, unf, ovf, nan):
+    return ((np.int64(1) if inx else 0) | (np.int64(2) if unf else 0)
+            | (np.int64(5) if ovf else 0) | (np.int64(256) if nan else 0))
+
+
+@njit(cache=True)
+def _fp16_rne(x, po, pt):
+    """(fp16 bits, inexact, tiny, overflow) of float32 x, nearest-even."""
+    h = f32_to_f16(x)
+    inx, unf, ovf = _nearest_flags(x, f16_to_f32(h), po, pt)
+    return h, inx, unf, ovf
+
+
+@njit(cache=True)
+def _fp16_rna(x, po, pt):
+    """(fp16 bits, inexact, tiny, overflow) of float32 x, nearest-away (module doc)."""
+    h = f32_to_f16(x)
+    back = f16_to_f32(h)
+    lt = abs(back) < abs(x)
+    e = max((h >> 10) & 31, 1)
+    tie = abs(x) - abs(back) == bits_f32((e + 101) << 23)
+    inx, unf, ovf = _nearest_flags(x, back, po, pt)
+    return h + np.int32(lt & tie), inx, unf, ovf
+
+
+# --------------------------------------------------------------------------
+# chunk kernels: (lo, hi, src, out, mode, thresholds) -> -1 (MXCSR set), else
+# the OR of the flags of the non-NaN elements | 256 when a NaN was seen
+# --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def f32_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, nearest-even: the first kernel most sessions
-    compile, kept to one small loop (mode is ignored)."""
+    """src float32, out uint16, nearest-even (mode is ignored)."""
     if _env_bad():
         return -1
     src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
     out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
-    nan = False
-    fl = _0
+    po = bits_f32(t_on)
+    pt = bits_f32(t_tn)
+    a_inx = a_unf = a_ovf = nan = False
     for i in range(hi - lo):
         x = src[i]
-        h = f32_to_f16(x)
+        h, inx, unf, ovf = _fp16_rne(x, po, pt)
         out[i] = h
-        ux = f32_bits(x) & np.int32(0x7FFFFFFF)
-        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        a_inx |= inx
+        a_unf |= unf
+        a_ovf |= ovf
         nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
-
-
-@njit(cache=True, nogil=True)
-def f32_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, a mode other than nearest-even."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]
-    out = out[lo:hi]
-    nan = False
-    fl = _0
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
-    for i in range(hi - lo):
-        x = src[i]
-        h, f = _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
-        out[i] = h
-        fl |= f
-        nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
+    return _pack(a_inx, a_unf, a_ovf, nan)
 
 
 @njit(cache=True, nogil=True)
@@ -227,41 +238,102 @@ def f64_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    nan = False
-    fl = _0
+    po = bits_f32(t_on)
+    pt = bits_f32(t_tn)
+    a_inx = a_unf = a_ovf = nan = False
     for i in range(hi - lo):
         x = src[i]
-        y = bits_f32(_rto32(x))
-        h = f32_to_f16(y)
+        h, inx, unf, ovf = _fp16_rne(bits_f32(_rto32(x)), po, pt)
         out[i] = h
-        ux = f32_bits(y) & np.int32(0x7FFFFFFF)
-        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
+        a_inx |= inx
+        a_unf |= unf
+        a_ovf |= ovf
         nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
+    return _pack(a_inx, a_unf, a_ovf, nan)
 
 
 @njit(cache=True, nogil=True)
-def f64_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16, a mode other than nearest-even."""
+def f32_fp16_rna_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float32, out uint16, nearest-away (mode is ignored)."""
     if _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    nan = False
-    fl = _0
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
+    po = bits_f32(t_on)
+    pt = bits_f32(t_tn)
+    a_inx = a_unf = a_ovf = nan = False
     for i in range(hi - lo):
         x = src[i]
-        h, f = _fp16_from_f32(bits_f32(_rto32(x)), m_rna, m_odd, m_up, m_dn,
-                              t_on, t_oa, t_tn, t_ta)
+        h, inx, unf, ovf = _fp16_rna(x, po, pt)
         out[i] = h
-        fl |= f
+        a_inx |= inx
+        a_unf |= unf
+        a_ovf |= ovf
         nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
+    return _pack(a_inx, a_unf, a_ovf, nan)
+
+
+@njit(cache=True, nogil=True)
+def f64_fp16_rna_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
+    """src float64, out uint16, nearest-away (mode is ignored)."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    po = bits_f32(t_on)
+    pt = bits_f32(t_tn)
+    a_inx = a_unf = a_ovf = nan = False
+    for i in range(hi - lo):
+        x = src[i]
+        h, inx, unf, ovf = _fp16_rna(bits_f32(_rto32(x)), po, pt)
+        out[i] = h
+        a_inx |= inx
+        a_unf |= unf
+        a_ovf |= ovf
+        nan |= x != x
+    return _pack(a_inx, a_unf, a_ovf, nan)
+
+
+@njit(cache=True)
+def _dir_blocks(src, out, n, mode, odd, po, no, pt, nt):
+    """OR of `cvt16_block` over src[:n] (n a multiple of BLOCK) in a directed
+    mode (the immediate must be a literal: one loop per immediate)."""
+    acc = np.int64(0)
+    if mode == _RDN:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, IMM_DOWN, odd, po, no, pt, nt)
+    elif mode == _RUP:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, IMM_UP, odd, po, no, pt, nt)
+    else:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, IMM_TRUNC, odd, po, no, pt, nt)
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def fp16_dir_chunk(lo, hi, src, out, mode, po, no, pt, nt):
+    """src float32 or float64 (C-contiguous), out uint16; mode toward_zero,
+    upward, downward or odd; thresholds from `signed_thresholds` (float32).
+    Needs F16C and AVX (`hw.HAVE_F16C_AVX`)."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    n = hi - lo
+    nb = n - n % BLOCK
+    odd = np.int32(mode == _RTO)
+    acc = _dir_blocks(src, out, nb, mode, odd, po, no, pt, nt)
+    if nb < n:
+        # the last n - nb elements: one block on a zero-padded copy
+        ts = np.zeros(BLOCK, src.dtype)
+        to = np.empty(BLOCK, out.dtype)
+        ts[:n - nb] = src[nb:]
+        acc |= _dir_blocks(ts, to, BLOCK, mode, odd, po, no, pt, nt)
+        out[nb:] = to[:n - nb]
+    m = np.int64(0xFFFF)
+    return _pack((acc & m) != 0, ((acc >> 16) & m) != 0, ((acc >> 32) & m) != 0,
+                 ((acc >> 48) & m) != 0)
 
 
 @njit(cache=True, nogil=True)

@@ -32,6 +32,7 @@ import platform
 
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: set True to make every dispatch take the integer path (tests of the fallback)
@@ -41,18 +42,20 @@ MXCSR_DAZ = 1 << 6
 MXCSR_FTZ = 1 << 15
 
 
-def _host_f16c() -> bool:
+def _host_features(*names) -> bool:
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
     try:
         import llvmlite.binding as llb
         feats = llb.get_host_cpu_features()
-        return bool(feats.get("f16c", False)) and bool(feats.get("sse2", True))
+        return all(bool(feats.get(n, False)) for n in names)
     except Exception:  # pragma: no cover (feature query unavailable)
         return False
 
 
-HAVE_F16C = _host_f16c()
+HAVE_F16C = _host_features("f16c", "sse2")
+#: F16C with AVX: the 256-bit `vcvtps2ph` with a rounding immediate (`cvt16_block`)
+HAVE_F16C_AVX = HAVE_F16C and _host_features("avx")
 
 
 def use_hw() -> bool:
@@ -193,3 +196,122 @@ def process_fp_env_ok() -> bool:
     if not HAVE_F16C:
         return False
     return bool(fp_env_ok())
+
+
+# --------------------------------------------------------------------------
+# 16 conversions to fp16 at once with a rounding immediate (F16C + AVX)
+# --------------------------------------------------------------------------
+#: elements per `cvt16_block` call
+BLOCK = 16
+#: `vcvtps2ph` rounding immediates (bit 2 clear: the immediate, not MXCSR.RC, rounds)
+IMM_DOWN, IMM_UP, IMM_TRUNC = 1, 2, 3
+
+_i1 = ir.IntType(1)
+
+
+def _vec(ty, n=BLOCK):
+    return ir.VectorType(ty, n)
+
+
+def _splat(builder, v, n=BLOCK):
+    undef = ir.Constant(_vec(v.type, n), ir.Undefined)
+    one = builder.insert_element(undef, v, ir.Constant(_i32, 0))
+    return builder.shuffle_vector(one, undef, ir.Constant(_vec(_i32, n), [0] * n))
+
+
+def _lanes(builder, v, start, n):
+    return builder.shuffle_vector(v, v, ir.Constant(_vec(_i32, n), list(range(start, start + n))))
+
+
+def _mask_bits(builder, m):
+    """<16 x i1> -> i64 holding the 16 lane bits."""
+    return builder.zext(builder.bitcast(m, ir.IntType(BLOCK)), _i64)
+
+
+def _fabs_v16f64(builder, v):
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v.type, [v.type]),
+                                        "llvm.fabs.v16f64")
+    return builder.call(fn, [v])
+
+
+def _emit_rto32(builder, xd):
+    """<16 x double> (no FTZ/DAZ) -> <16 x float> RTO32(x): the vector form of
+    `convert_hw._rto32` (its proof): y = RN32(x); of y and the encoding next to it
+    toward x, the odd one."""
+    y = builder.fptrunc(xd, _vec(_f32))
+    yb = builder.bitcast(y, _vec(_i32))
+    ay = _fabs_v16f64(builder, builder.fpext(y, _vec(_f64)))
+    ax = _fabs_v16f64(builder, xd)
+    lt = builder.fcmp_ordered("<", ay, ax)
+    gt = builder.fcmp_ordered(">", ay, ax)
+    one = _splat(builder, ir.Constant(_i32, 1))
+    even = builder.icmp_unsigned("==", builder.and_(yb, one), _splat(builder, ir.Constant(_i32, 0)))
+    yb = builder.add(yb, builder.zext(builder.and_(lt, even), _vec(_i32)))
+    yb = builder.sub(yb, builder.zext(builder.and_(gt, even), _vec(_i32)))
+    return builder.bitcast(yb, _vec(_f32))
+
+
+@intrinsic
+def cvt16_block(typingctx, src, out, i, imm, odd, po, no, pt, nt):
+    """Convert src[i:i+16] (float32, or float64 through RTO32) to fp16 into
+    out[i:i+16] (uint16) with `vcvtps2ph`'s rounding immediate ``imm`` (a literal:
+    IMM_DOWN, IMM_UP or IMM_TRUNC), setting the last bit of inexact results when
+    ``odd`` != 0 (round to odd: truncation, then that bit); returns the lanes'
+    flag masks packed in an int64: inexact in bits 0-15, underflow 16-31,
+    overflow 32-47, NaN input 48-63 (NaN lanes raise nothing else; their output
+    is arbitrary).
+
+    Expects C-contiguous 1-d arrays with i + 16 <= len (no bounds check; any
+    alignment), the calling thread's MXCSR without FTZ/DAZ, and signed float32
+    thresholds (see `convert_hw.signed_thresholds`): a finite inexact x
+    overflows iff x >= po or x <= no and is tiny iff no... nt < x < pt.
+
+    Inexact is back != x, ordered (false for NaN), with back the exact float32
+    value of the result: a conversion is exact iff its result equals x. Every
+    overflow is inexact (the thresholds lie beyond the largest finite fp16, so
+    such an x is no fp16 value), and an infinite x converts exactly, so masking
+    the threshold tests with inexact also excludes infinities and NaNs."""
+    if not (isinstance(imm, types.IntegerLiteral) and isinstance(src, types.Array)
+            and src.dtype in (types.float32, types.float64) and isinstance(out, types.Array)
+            and out.dtype == types.uint16 and isinstance(i, types.Integer)
+            and isinstance(odd, types.Integer)
+            and all(t == types.float32 for t in (po, no, pt, nt))):
+        return None
+    immv = imm.literal_value
+    is64 = src.dtype == types.float64
+
+    def codegen(context, builder, sig, args):
+        sa = context.make_array(sig.args[0])(context, builder, args[0])
+        oa = context.make_array(sig.args[1])(context, builder, args[1])
+        k = args[2]
+        ps = builder.gep(sa.data, [k])
+        po_ = builder.gep(oa.data, [k])
+        if is64:
+            x = _emit_rto32(builder, builder.load(builder.bitcast(ps, _vec(_f64).as_pointer()),
+                                                  align=1))
+        else:
+            x = builder.load(builder.bitcast(ps, _vec(_f32).as_pointer()), align=1)
+        # vcvtps2ph ymm, imm on each half (the 256-bit form: AVX + F16C)
+        fnty = ir.FunctionType(_vec(_i16, 8), [_vec(_f32, 8), _i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.vcvtps2ph.256")
+        lo = builder.call(fn, [_lanes(builder, x, 0, 8), ir.Constant(_i32, immv)])
+        hi = builder.call(fn, [_lanes(builder, x, 8, 8), ir.Constant(_i32, immv)])
+        h = builder.shuffle_vector(lo, hi, ir.Constant(_vec(_i32), list(range(BLOCK))))
+        back = builder.fpext(builder.bitcast(h, _vec(_f16)), _vec(_f32))
+        inx = builder.fcmp_ordered("!=", back, x)
+        oddv = builder.zext(builder.icmp_signed("!=", args[4], ir.Constant(args[4].type, 0)),
+                            _i16)
+        h = builder.or_(h, builder.and_(builder.zext(inx, _vec(_i16)), _splat(builder, oddv)))
+        builder.store(h, builder.bitcast(po_, _vec(_i16).as_pointer()), align=1)
+        vpo, vno, vpt, vnt = (_splat(builder, a) for a in args[5:9])
+        ovf = builder.and_(inx, builder.or_(builder.fcmp_ordered(">=", x, vpo),
+                                            builder.fcmp_ordered("<=", x, vno)))
+        unf = builder.and_(inx, builder.and_(builder.fcmp_ordered("<", x, vpt),
+                                             builder.fcmp_ordered(">", x, vnt)))
+        nan = builder.fcmp_unordered("uno", x, x)
+        r = _mask_bits(builder, inx)
+        for m, sh in ((unf, 16), (ovf, 32), (nan, 48)):
+            r = builder.or_(r, builder.shl(_mask_bits(builder, m), ir.Constant(_i64, sh)))
+        return r
+
+    return types.int64(src, out, i, imm, odd, po, no, pt, nt), codegen
