@@ -41,12 +41,9 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
         return None
     f32 = s == FP32.params
     if d == _FP16_PARAMS and hw.use_hw():
-        if res.rounding == Rounding.NEAREST_EVEN:
-            return HW.f32_fp16_rne_chunk if f32 else HW.f64_fp16_rne_chunk
-        if res.rounding == Rounding.NEAREST_AWAY:
-            return HW.f32_fp16_rna_chunk if f32 else HW.f64_fp16_rna_chunk
-        # toward zero, upward, downward, odd: vcvtps2ph's rounding immediate
-        return HW.fp16_dir_chunk if hw.HAVE_F16C_AVX else None
+        if not hw.HAVE_F16C_AVX:
+            return None
+        return HW.fp16_rne_chunk if res.rounding == Rounding.NEAREST_EVEN else HW.fp16_chunk
     if d == _BF16_PARAMS:
         if f32:
             return HW.f32_bf16_chunk
@@ -71,7 +68,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
         fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
         mode = int(res.rounding)
         th = HW.thresholds(dst.params, mode)
-        if hwk is HW.fp16_dir_chunk:
+        if hwk is HW.fp16_rne_chunk or hwk is HW.fp16_chunk:
             th = HW.signed_thresholds(mode, *th)
         r = run_chunks(hwk, src.size, src if hwk is HW.f32_bf16_chunk else fsrc, out, mode, *th)
         if r >= 0:

@@ -12,30 +12,15 @@ arbitrary bits here and recomputed by the caller with the general kernel
 Notation: RN16 / RNx16 = rounding to fp16 in mode x; RTO32 = rounding to
 float32 by round-to-odd (truncate, then set the last bit if inexact).
 
-fp16 toward zero, upward, downward, odd (`fp16_dir_chunk`): F16C's `vcvtps2ph`
-rounds by its immediate (1 down, 2 up, 3 toward zero) when bit 2 is clear, so
-`hw.cvt16_block` converts 16 elements per call in that mode directly; odd is the
-truncation with its last bit set when inexact (the definition of round to odd).
-Inexact: back != x, back the exact float32 value of the result. The flags use
-signed thresholds (`signed_thresholds`), see `hw.cvt16_block`. A length that is
-no multiple of 16 ends with one block on a zero-padded copy (0 converts exactly
-and raises nothing).
-
-fp16 nearest-away (`_fp16_rna`), from h = RN16(x) (F16C's `fptrunc`), back its
-float32 value: nearest-away differs from nearest-even only on an exact tie
-that went toward zero: |back| < |x| and |x| - |back| = half the fp16 spacing at
-back. Then the result is the neighbour away from zero, magnitude + 1 (same
-sign). The difference |x| - |back| is exact in float32: back = 0 gives |x|, and
-a nonzero back is at least one spacing, so |back| <= |x| <= 2|back| (Sterbenz).
-With e = the biased exponent field of back (0..30: back is finite when
-|back| < |x|), half the spacing is 2^(max(e, 1) - 26), the float32 encoding
-(max(e, 1) + 101) << 23. A tie at 65520 rounds to infinity in both modes
-(|back| > |x| there).
-
-Flags of the nearest modes: inexact = back != x (ordered); overflow iff inexact
-and |x| >= the threshold, tiny iff inexact and |x| < the tininess threshold
-(the same argument as in `hw.cvt16_block`: every x beyond the overflow
-threshold is inexact, infinities and NaN are not).
+fp16, every deterministic mode (`fp16_rne_chunk`, `fp16_chunk`): 16 elements
+per `hw.cvt16_block` call, which converts with F16C's `vcvtps2ph` and its
+rounding immediate (nearest-even, toward zero, upward, downward; odd and
+nearest-away derived) and computes the flags; the proofs are in its
+docstring. Inexact is back != x, back the exact float32 value of the result;
+the overflow and tininess tests use signed float32 thresholds
+(`signed_thresholds`). A length that is no multiple of 16 ends with one block on
+a zero-padded copy (0 converts exactly and raises nothing). float64 sources go
+through RTO32 inside the block (below).
 
 float64 -> fp16 / bf16: y = RTO32(x) (see `_rto32`), then as from float32. Round
 to odd with a precision p' >= p + 2 followed by any rounding to p bits is the
@@ -52,8 +37,7 @@ and both sides round alike (to 0, or to bf16's smallest subnormal upward).
 import numpy as np
 from numba import njit
 
-from .hw import (BLOCK, IMM_DOWN, IMM_TRUNC, IMM_UP, MXCSR_DAZ, MXCSR_FTZ, bits_f32, cvt16_block,
-                 f16_to_f32, f32_bits, f32_to_f16, f64_bits, mxcsr)
+from .hw import BLOCK, MXCSR_DAZ, MXCSR_FTZ, bits_f32, cvt16_block, f32_bits, f64_bits, mxcsr
 
 # Rounding codes (core.RNE ...), repeated to keep this module free of core's imports.
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -172,38 +156,12 @@ def signed_thresholds(mode, t_on, t_oa, t_tn, t_ta):
 
 
 @njit(cache=True)
-def _nearest_flags(x, back, po, pt):
-    """(inexact, tiny and inexact, overflow) of a nearest-mode conversion of x
-    (float32) whose result has the float32 value back (module doc)."""
-    inx = (back < x) | (back > x)
-    ax = abs(x)
-    return inx, inx & (ax < pt), inx & (ax >= po)
-
-
-@njit(cache=True)
-def _pack(inx, unf, ovf, nan):
-    return ((np.int64(1) if inx else 0) | (np.int64(2) if unf else 0)
-            | (np.int64(5) if ovf else 0) | (np.int64(256) if nan else 0))
-
-
-@njit(cache=True)
-def _fp16_rne(x, po, pt):
-    """(fp16 bits, inexact, tiny, overflow) of float32 x, nearest-even."""
-    h = f32_to_f16(x)
-    inx, unf, ovf = _nearest_flags(x, f16_to_f32(h), po, pt)
-    return h, inx, unf, ovf
-
-
-@njit(cache=True)
-def _fp16_rna(x, po, pt):
-    """(fp16 bits, inexact, tiny, overflow) of float32 x, nearest-away (module doc)."""
-    h = f32_to_f16(x)
-    back = f16_to_f32(h)
-    lt = abs(back) < abs(x)
-    e = max((h >> 10) & 31, 1)
-    tie = abs(x) - abs(back) == bits_f32((e + 101) << 23)
-    inx, unf, ovf = _nearest_flags(x, back, po, pt)
-    return h + np.int32(lt & tie), inx, unf, ovf
+def _pack(acc):
+    """Flags (| 256 for a NaN input) from `cvt16_block`'s OR of lane masks."""
+    m = np.int64(0xFFFF)
+    return (np.int64(1 if (acc & m) != 0 else 0) | np.int64(2 if ((acc >> 16) & m) != 0 else 0)
+            | np.int64(5 if ((acc >> 32) & m) != 0 else 0)
+            | np.int64(256 if ((acc >> 48) & m) != 0 else 0))
 
 
 # --------------------------------------------------------------------------
@@ -211,129 +169,71 @@ def _fp16_rna(x, po, pt):
 # the OR of the flags of the non-NaN elements | 256 when a NaN was seen
 # --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def f32_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, nearest-even (mode is ignored)."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
-    out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
-    po = bits_f32(t_on)
-    pt = bits_f32(t_tn)
-    a_inx = a_unf = a_ovf = nan = False
-    for i in range(hi - lo):
-        x = src[i]
-        h, inx, unf, ovf = _fp16_rne(x, po, pt)
-        out[i] = h
-        a_inx |= inx
-        a_unf |= unf
-        a_ovf |= ovf
-        nan |= x != x
-    return _pack(a_inx, a_unf, a_ovf, nan)
-
-
-@njit(cache=True, nogil=True)
-def f64_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16, nearest-even (mode is ignored)."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]
-    out = out[lo:hi]
-    po = bits_f32(t_on)
-    pt = bits_f32(t_tn)
-    a_inx = a_unf = a_ovf = nan = False
-    for i in range(hi - lo):
-        x = src[i]
-        h, inx, unf, ovf = _fp16_rne(bits_f32(_rto32(x)), po, pt)
-        out[i] = h
-        a_inx |= inx
-        a_unf |= unf
-        a_ovf |= ovf
-        nan |= x != x
-    return _pack(a_inx, a_unf, a_ovf, nan)
-
-
-@njit(cache=True, nogil=True)
-def f32_fp16_rna_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, nearest-away (mode is ignored)."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]
-    out = out[lo:hi]
-    po = bits_f32(t_on)
-    pt = bits_f32(t_tn)
-    a_inx = a_unf = a_ovf = nan = False
-    for i in range(hi - lo):
-        x = src[i]
-        h, inx, unf, ovf = _fp16_rna(x, po, pt)
-        out[i] = h
-        a_inx |= inx
-        a_unf |= unf
-        a_ovf |= ovf
-        nan |= x != x
-    return _pack(a_inx, a_unf, a_ovf, nan)
-
-
-@njit(cache=True, nogil=True)
-def f64_fp16_rna_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16, nearest-away (mode is ignored)."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]
-    out = out[lo:hi]
-    po = bits_f32(t_on)
-    pt = bits_f32(t_tn)
-    a_inx = a_unf = a_ovf = nan = False
-    for i in range(hi - lo):
-        x = src[i]
-        h, inx, unf, ovf = _fp16_rna(bits_f32(_rto32(x)), po, pt)
-        out[i] = h
-        a_inx |= inx
-        a_unf |= unf
-        a_ovf |= ovf
-        nan |= x != x
-    return _pack(a_inx, a_unf, a_ovf, nan)
-
-
-@njit(cache=True)
-def _dir_blocks(src, out, n, mode, odd, po, no, pt, nt):
-    """OR of `cvt16_block` over src[:n] (n a multiple of BLOCK) in a directed
-    mode (the immediate must be a literal: one loop per immediate)."""
-    acc = np.int64(0)
-    if mode == _RDN:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, IMM_DOWN, odd, po, no, pt, nt)
-    elif mode == _RUP:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, IMM_UP, odd, po, no, pt, nt)
-    else:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, IMM_TRUNC, odd, po, no, pt, nt)
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def fp16_dir_chunk(lo, hi, src, out, mode, po, no, pt, nt):
-    """src float32 or float64 (C-contiguous), out uint16; mode toward_zero,
-    upward, downward or odd; thresholds from `signed_thresholds` (float32).
-    Needs F16C and AVX (`hw.HAVE_F16C_AVX`)."""
+def fp16_rne_chunk(lo, hi, src, out, mode, po, no, pt, nt):
+    """src float32 or float64 (C-contiguous), out uint16, nearest-even (mode is
+    ignored); thresholds from `signed_thresholds` (float32). The first kernel
+    most sessions compile, kept to one loop. Needs `hw.HAVE_F16C_AVX`."""
     if _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
     n = hi - lo
     nb = n - n % BLOCK
-    odd = np.int32(mode == _RTO)
-    acc = _dir_blocks(src, out, nb, mode, odd, po, no, pt, nt)
+    acc = np.int64(0)
+    for j in range(0, nb, BLOCK):
+        acc |= cvt16_block(src, out, j, 0, po, no, pt, nt)
     if nb < n:
         # the last n - nb elements: one block on a zero-padded copy
         ts = np.zeros(BLOCK, src.dtype)
         to = np.empty(BLOCK, out.dtype)
         ts[:n - nb] = src[nb:]
-        acc |= _dir_blocks(ts, to, BLOCK, mode, odd, po, no, pt, nt)
+        acc |= cvt16_block(ts, to, 0, 0, po, no, pt, nt)
         out[nb:] = to[:n - nb]
-    m = np.int64(0xFFFF)
-    return _pack((acc & m) != 0, ((acc >> 16) & m) != 0, ((acc >> 32) & m) != 0,
-                 ((acc >> 48) & m) != 0)
+    return _pack(acc)
+
+
+@njit(cache=True)
+def _fp16_blocks(src, out, n, mode, po, no, pt, nt):
+    """OR of `cvt16_block` over src[:n] (n a multiple of BLOCK) in a mode other
+    than nearest-even (the mode must be a literal: one loop per mode)."""
+    acc = np.int64(0)
+    if mode == _RNA:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, 1, po, no, pt, nt)
+    elif mode == _RTZ:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, 2, po, no, pt, nt)
+    elif mode == _RUP:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, 3, po, no, pt, nt)
+    elif mode == _RDN:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, 4, po, no, pt, nt)
+    else:
+        for j in range(0, n, BLOCK):
+            acc |= cvt16_block(src, out, j, 5, po, no, pt, nt)
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def fp16_chunk(lo, hi, src, out, mode, po, no, pt, nt):
+    """src float32 or float64 (C-contiguous), out uint16; mode nearest-away,
+    toward zero, upward, downward or odd; thresholds from `signed_thresholds`
+    (float32). Needs `hw.HAVE_F16C_AVX`."""
+    if _env_bad():
+        return -1
+    src = src[lo:hi]
+    out = out[lo:hi]
+    n = hi - lo
+    nb = n - n % BLOCK
+    acc = _fp16_blocks(src, out, nb, mode, po, no, pt, nt)
+    if nb < n:
+        ts = np.zeros(BLOCK, src.dtype)
+        to = np.empty(BLOCK, out.dtype)
+        ts[:n - nb] = src[nb:]
+        acc |= _fp16_blocks(ts, to, BLOCK, mode, po, no, pt, nt)
+        out[nb:] = to[:n - nb]
+    return _pack(acc)
 
 
 @njit(cache=True, nogil=True)

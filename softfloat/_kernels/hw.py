@@ -199,12 +199,15 @@ def process_fp_env_ok() -> bool:
 
 
 # --------------------------------------------------------------------------
-# 16 conversions to fp16 at once with a rounding immediate (F16C + AVX)
+# 16 conversions to fp16 at once, in any deterministic mode (F16C + AVX)
 # --------------------------------------------------------------------------
 #: elements per `cvt16_block` call
 BLOCK = 16
-#: `vcvtps2ph` rounding immediates (bit 2 clear: the immediate, not MXCSR.RC, rounds)
-IMM_DOWN, IMM_UP, IMM_TRUNC = 1, 2, 3
+# softfloat's rounding codes (core.RNE ...) -> `vcvtps2ph`'s rounding immediate
+# (bit 2 clear: the immediate rounds, not MXCSR.RC): 0 nearest-even, 1 down,
+# 2 up, 3 toward zero; nearest-away starts from nearest-even, odd from toward zero
+_IMM = {0: 0, 1: 0, 2: 3, 3: 2, 4: 1, 5: 3}
+_RNA, _RTO = 1, 5
 
 _i1 = ir.IntType(1)
 
@@ -219,6 +222,10 @@ def _splat(builder, v, n=BLOCK):
     return builder.shuffle_vector(one, undef, ir.Constant(_vec(_i32, n), [0] * n))
 
 
+def _const(ty, v):
+    return ir.Constant(_vec(ty), [v] * BLOCK)
+
+
 def _lanes(builder, v, start, n):
     return builder.shuffle_vector(v, v, ir.Constant(_vec(_i32, n), list(range(start, start + n))))
 
@@ -228,9 +235,9 @@ def _mask_bits(builder, m):
     return builder.zext(builder.bitcast(m, ir.IntType(BLOCK)), _i64)
 
 
-def _fabs_v16f64(builder, v):
-    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v.type, [v.type]),
-                                        "llvm.fabs.v16f64")
+def _fabs(builder, v):
+    name = "llvm.fabs.v%df%d" % (v.type.count, 64 if v.type.element == _f64 else 32)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v.type, [v.type]), name)
     return builder.call(fn, [v])
 
 
@@ -240,70 +247,92 @@ def _emit_rto32(builder, xd):
     toward x, the odd one."""
     y = builder.fptrunc(xd, _vec(_f32))
     yb = builder.bitcast(y, _vec(_i32))
-    ay = _fabs_v16f64(builder, builder.fpext(y, _vec(_f64)))
-    ax = _fabs_v16f64(builder, xd)
+    ay = _fabs(builder, builder.fpext(y, _vec(_f64)))
+    ax = _fabs(builder, xd)
     lt = builder.fcmp_ordered("<", ay, ax)
     gt = builder.fcmp_ordered(">", ay, ax)
-    one = _splat(builder, ir.Constant(_i32, 1))
-    even = builder.icmp_unsigned("==", builder.and_(yb, one), _splat(builder, ir.Constant(_i32, 0)))
+    even = builder.icmp_unsigned("==", builder.and_(yb, _const(_i32, 1)), _const(_i32, 0))
     yb = builder.add(yb, builder.zext(builder.and_(lt, even), _vec(_i32)))
     yb = builder.sub(yb, builder.zext(builder.and_(gt, even), _vec(_i32)))
     return builder.bitcast(yb, _vec(_f32))
 
 
 @intrinsic
-def cvt16_block(typingctx, src, out, i, imm, odd, po, no, pt, nt):
+def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
     """Convert src[i:i+16] (float32, or float64 through RTO32) to fp16 into
-    out[i:i+16] (uint16) with `vcvtps2ph`'s rounding immediate ``imm`` (a literal:
-    IMM_DOWN, IMM_UP or IMM_TRUNC), setting the last bit of inexact results when
-    ``odd`` != 0 (round to odd: truncation, then that bit); returns the lanes'
-    flag masks packed in an int64: inexact in bits 0-15, underflow 16-31,
-    overflow 32-47, NaN input 48-63 (NaN lanes raise nothing else; their output
-    is arbitrary).
+    out[i:i+16] (uint16) in rounding ``mode`` (a literal softfloat rounding code,
+    0-5: nearest-even, nearest-away, toward zero, upward, downward, odd); returns
+    the lanes' flag masks packed in an int64: inexact in bits 0-15, tiny and
+    inexact 16-31, overflow 32-47, NaN input 48-63 (NaN lanes raise nothing else;
+    their output is arbitrary).
 
     Expects C-contiguous 1-d arrays with i + 16 <= len (no bounds check; any
     alignment), the calling thread's MXCSR without FTZ/DAZ, and signed float32
-    thresholds (see `convert_hw.signed_thresholds`): a finite inexact x
-    overflows iff x >= po or x <= no and is tiny iff no... nt < x < pt.
+    thresholds (see `convert_hw.signed_thresholds`): an inexact finite x
+    overflows iff x >= po or x <= no and is tiny iff nt < x < pt.
 
-    Inexact is back != x, ordered (false for NaN), with back the exact float32
-    value of the result: a conversion is exact iff its result equals x. Every
-    overflow is inexact (the thresholds lie beyond the largest finite fp16, so
-    such an x is no fp16 value), and an infinite x converts exactly, so masking
-    the threshold tests with inexact also excludes infinities and NaNs."""
-    if not (isinstance(imm, types.IntegerLiteral) and isinstance(src, types.Array)
-            and src.dtype in (types.float32, types.float64) and isinstance(out, types.Array)
-            and out.dtype == types.uint16 and isinstance(i, types.Integer)
-            and isinstance(odd, types.Integer)
+    * h = `vcvtps2ph` with the mode's rounding immediate (two 8-lane halves: the
+      256-bit AVX form): nearest-even, toward zero, upward, downward directly.
+    * back = the float32 value of h (exact); inexact = back != x, ordered (false
+      for NaN): a conversion is exact iff its result equals x.
+    * odd: the truncation with its last bit set when inexact (the definition).
+    * nearest-away, from the nearest-even h: they differ only on an exact tie
+      that went toward zero, |back| < |x| and |x| - |back| = half the fp16
+      spacing above |back|; the result is then the neighbour away from zero,
+      magnitude + 1 (same sign bit). Test: x - back == copysign(half, x).
+      x - back is exact in float32: back = 0 gives x, and a nonzero back is at
+      least one spacing, so |x| lies within [|back|/2, 2|back|] (Sterbenz); back
+      has x's sign, so it equals +-(|x| - |back|), with x's sign exactly when
+      |back| < |x|. Half the spacing above a finite |back| is 2^(E - 127 - 11)
+      for back's float32 exponent field E when back is an fp16 normal (E >=
+      113), 2^-25 below: the float32 encoding max(E, 113) - 11 << 23. (back =
+      inf, from x >= 65520, gives d = -inf or NaN: no tie, and infinity is the
+      nearest-away result there too.)
+    * flags: every overflow is inexact (the thresholds lie beyond the largest
+      finite fp16, so such an x is no fp16 value) and an infinite x converts
+      exactly, so masking the threshold tests with inexact also excludes
+      infinities and NaNs."""
+    if not (isinstance(mode, types.IntegerLiteral) and mode.literal_value in _IMM
+            and isinstance(src, types.Array) and src.dtype in (types.float32, types.float64)
+            and isinstance(out, types.Array) and out.dtype == types.uint16
+            and isinstance(i, types.Integer)
             and all(t == types.float32 for t in (po, no, pt, nt))):
         return None
-    immv = imm.literal_value
+    rm = mode.literal_value
     is64 = src.dtype == types.float64
 
     def codegen(context, builder, sig, args):
         sa = context.make_array(sig.args[0])(context, builder, args[0])
         oa = context.make_array(sig.args[1])(context, builder, args[1])
-        k = args[2]
-        ps = builder.gep(sa.data, [k])
-        po_ = builder.gep(oa.data, [k])
+        ps = builder.gep(sa.data, [args[2]])
+        pd = builder.gep(oa.data, [args[2]])
         if is64:
             x = _emit_rto32(builder, builder.load(builder.bitcast(ps, _vec(_f64).as_pointer()),
                                                   align=1))
         else:
             x = builder.load(builder.bitcast(ps, _vec(_f32).as_pointer()), align=1)
-        # vcvtps2ph ymm, imm on each half (the 256-bit form: AVX + F16C)
         fnty = ir.FunctionType(_vec(_i16, 8), [_vec(_f32, 8), _i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.vcvtps2ph.256")
-        lo = builder.call(fn, [_lanes(builder, x, 0, 8), ir.Constant(_i32, immv)])
-        hi = builder.call(fn, [_lanes(builder, x, 8, 8), ir.Constant(_i32, immv)])
+        imm = ir.Constant(_i32, _IMM[rm])
+        lo = builder.call(fn, [_lanes(builder, x, 0, 8), imm])
+        hi = builder.call(fn, [_lanes(builder, x, 8, 8), imm])
         h = builder.shuffle_vector(lo, hi, ir.Constant(_vec(_i32), list(range(BLOCK))))
         back = builder.fpext(builder.bitcast(h, _vec(_f16)), _vec(_f32))
         inx = builder.fcmp_ordered("!=", back, x)
-        oddv = builder.zext(builder.icmp_signed("!=", args[4], ir.Constant(args[4].type, 0)),
-                            _i16)
-        h = builder.or_(h, builder.and_(builder.zext(inx, _vec(_i16)), _splat(builder, oddv)))
-        builder.store(h, builder.bitcast(po_, _vec(_i16).as_pointer()), align=1)
-        vpo, vno, vpt, vnt = (_splat(builder, a) for a in args[5:9])
+        if rm == _RTO:
+            h = builder.or_(h, builder.zext(inx, _vec(_i16)))
+        elif rm == _RNA:
+            bb = builder.bitcast(back, _vec(_i32))
+            e = builder.and_(bb, _const(_i32, 0x7F800000))
+            e = builder.select(builder.icmp_signed("<", e, _const(_i32, 113 << 23)),
+                               _const(_i32, 113 << 23), e)
+            half = builder.sub(e, _const(_i32, 11 << 23))
+            sx = builder.and_(builder.bitcast(x, _vec(_i32)), _const(_i32, -0x80000000))
+            half = builder.bitcast(builder.or_(half, sx), _vec(_f32))
+            tie = builder.fcmp_ordered("==", builder.fsub(x, back), half)
+            h = builder.add(h, builder.zext(tie, _vec(_i16)))
+        builder.store(h, builder.bitcast(pd, _vec(_i16).as_pointer()), align=1)
+        vpo, vno, vpt, vnt = (_splat(builder, a) for a in args[4:8])
         ovf = builder.and_(inx, builder.or_(builder.fcmp_ordered(">=", x, vpo),
                                             builder.fcmp_ordered("<=", x, vno)))
         unf = builder.and_(inx, builder.and_(builder.fcmp_ordered("<", x, vpt),
@@ -314,4 +343,4 @@ def cvt16_block(typingctx, src, out, i, imm, odd, po, no, pt, nt):
             r = builder.or_(r, builder.shl(_mask_bits(builder, m), ir.Constant(_i64, sh)))
         return r
 
-    return types.int64(src, out, i, imm, odd, po, no, pt, nt), codegen
+    return types.int64(src, out, i, mode, po, no, pt, nt), codegen
