@@ -68,9 +68,17 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
         fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
         mode = int(res.rounding)
         th = HW.thresholds(dst.params, mode)
+        ksrc, kout = (src if hwk is HW.f32_bf16_chunk else fsrc), out
         if hwk is HW.fp16_rne_chunk or hwk is HW.fp16_chunk:
             th = HW.signed_thresholds(mode, *th)
-        r = run_chunks(hwk, src.size, src if hwk is HW.f32_bf16_chunk else fsrc, out, mode, *th)
+            if src.size < hw.BLOCK:
+                # the fp16 kernels take whole blocks: pad with zeros (exact, no flags)
+                ksrc = np.zeros(hw.BLOCK, fsrc.dtype)
+                ksrc[:src.size] = fsrc
+                kout = np.empty(hw.BLOCK, out.dtype)
+        r = run_chunks(hwk, ksrc.size, ksrc, kout, mode, *th)
+        if kout is not out:
+            out[:] = kout[:src.size]
         if r >= 0:
             allf = r & 255
             if r & 256:

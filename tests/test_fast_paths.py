@@ -351,20 +351,24 @@ def _block_args(mode):
 
 @njit
 def _each_alone(kernel, x, mode, po, no, pt, nt, bits, fl, tail):
-    """bits[i], fl[i]: the kernel's result and return value for x[i] alone: in
-    lane i % 16 of an otherwise zero block (tail False), or as a one-element
-    range (tail True: the zero-padded tail path)."""
-    blk = np.zeros(16, x.dtype)
-    o = np.empty(16, np.uint16)
+    """bits[i], fl[i]: the kernel's result and return value for x[i] alone among
+    zeros: in lane i % 16 of one block (tail False), or (tail True) in a range
+    of 16 + r elements, r = 1 + i % 15, whose last block overlaps the first: at
+    position 15 (converted by both blocks) for even i, at the end for odd i."""
+    blk = np.zeros(32, x.dtype)
+    o = np.empty(32, np.uint16)
     for i in range(x.size):
+        blk[:] = 0
         if tail:
-            fl[i] = kernel(i, i + 1, x, bits, mode, po, no, pt, nt)
+            r = 1 + i % 15
+            p = 15 if i % 2 == 0 else 15 + r
+            blk[p] = x[i]
+            fl[i] = kernel(0, 16 + r, blk, o, mode, po, no, pt, nt)
         else:
-            lane = i % 16
-            blk[:] = 0
-            blk[lane] = x[i]
+            p = i % 16
+            blk[p] = x[i]
             fl[i] = kernel(0, 16, blk, o, mode, po, no, pt, nt)
-            bits[i] = o[lane]
+        bits[i] = o[p]
 
 
 def _check_each_alone(x, mode):
@@ -387,7 +391,7 @@ def _check_each_alone(x, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_fp16_block_kernel_flags_per_element(mode):
     """The block kernel's own bits and flags for each element of the boundary
-    grids alone (per lane and through the tail), against the general kernel's
+    grids alone (in every lane, and in overlapping last blocks), against the general kernel's
     per-element results (the dispatch only ever asks the block kernel for sticky
     flags, so this is where its per-element flags are checked)."""
     x = _f32_around_fp16_grid()
@@ -398,8 +402,14 @@ def test_fp16_block_kernel_flags_per_element(mode):
 @_needs_block
 @pytest.mark.parametrize("mode", MODES)
 def test_fp16_block_kernel_lengths_and_layouts(mode):
-    """Lengths around the 16-element block and the thread chunks, strided,
-    reversed, 2-d Fortran-order and misaligned inputs."""
+    """Lengths around the 16-element block (shorter arrays are padded by the
+    dispatch, longer ones end with an overlapping block) and the thread chunks,
+    strided, reversed, 2-d Fortran-order and misaligned inputs; the kernel
+    declines ranges shorter than a block."""
+    kernel, code, th = _block_args(mode)
+    o = np.empty(16, np.uint16)
+    for n in range(16):
+        assert kernel(0, n, np.ones(16, np.float32), o, code, *th) == -1
     rng = np.random.default_rng(_MODE_CODE[mode])
     grid = _f32_around_fp16_grid()
     pool = grid[rng.integers(0, grid.size, 1 << 18)]

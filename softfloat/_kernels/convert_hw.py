@@ -18,9 +18,10 @@ rounding immediate (nearest-even, toward zero, upward, downward; odd and
 nearest-away derived) and computes the flags; the proofs are in its
 docstring. Inexact is back != x, back the exact float32 value of the result;
 the overflow and tininess tests use signed float32 thresholds
-(`signed_thresholds`). A length that is no multiple of 16 ends with one block on
-a zero-padded copy (0 converts exactly and raises nothing). float64 sources go
-through RTO32 inside the block (below).
+(`signed_thresholds`). A length that is no multiple of 16 ends with a block that
+overlaps the one before (the elements in both are converted twice, alike);
+arrays shorter than 16 are zero-padded by the dispatch (0 converts exactly and
+raises nothing). float64 sources go through RTO32 inside the block (below).
 
 float64 -> fp16 / bf16: y = RTO32(x) (see `_rto32`), then as from float32. Round
 to odd with a precision p' >= p + 2 followed by any rounding to p bits is the
@@ -171,68 +172,55 @@ def _pack(acc):
 @njit(cache=True, nogil=True)
 def fp16_rne_chunk(lo, hi, src, out, mode, po, no, pt, nt):
     """src float32 or float64 (C-contiguous), out uint16, nearest-even (mode is
-    ignored); thresholds from `signed_thresholds` (float32). The first kernel
-    most sessions compile, kept to one loop. Needs `hw.HAVE_F16C_AVX`."""
-    if _env_bad():
+    ignored); thresholds from `signed_thresholds` (float32); hi - lo >= BLOCK
+    (else -1: the dispatch pads shorter arrays). The first kernel most sessions
+    compile, kept to one loop. Needs `hw.HAVE_F16C_AVX`."""
+    n = hi - lo
+    if n < BLOCK or _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    n = hi - lo
-    nb = n - n % BLOCK
     acc = np.int64(0)
-    for j in range(0, nb, BLOCK):
+    for j in range(0, n - BLOCK, BLOCK):
         acc |= cvt16_block(src, out, j, 0, po, no, pt, nt)
-    if nb < n:
-        # the last n - nb elements: one block on a zero-padded copy
-        ts = np.zeros(BLOCK, src.dtype)
-        to = np.empty(BLOCK, out.dtype)
-        ts[:n - nb] = src[nb:]
-        acc |= cvt16_block(ts, to, 0, 0, po, no, pt, nt)
-        out[nb:] = to[:n - nb]
+    # the last 16 elements (overlapping the block before when 16 does not divide
+    # n: those elements are converted again, to the same bits and flags)
+    acc |= cvt16_block(src, out, n - BLOCK, 0, po, no, pt, nt)
     return _pack(acc)
-
-
-@njit(cache=True)
-def _fp16_blocks(src, out, n, mode, po, no, pt, nt):
-    """OR of `cvt16_block` over src[:n] (n a multiple of BLOCK) in a mode other
-    than nearest-even (the mode must be a literal: one loop per mode)."""
-    acc = np.int64(0)
-    if mode == _RNA:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, 1, po, no, pt, nt)
-    elif mode == _RTZ:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, 2, po, no, pt, nt)
-    elif mode == _RUP:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, 3, po, no, pt, nt)
-    elif mode == _RDN:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, 4, po, no, pt, nt)
-    else:
-        for j in range(0, n, BLOCK):
-            acc |= cvt16_block(src, out, j, 5, po, no, pt, nt)
-    return acc
 
 
 @njit(cache=True, nogil=True)
 def fp16_chunk(lo, hi, src, out, mode, po, no, pt, nt):
     """src float32 or float64 (C-contiguous), out uint16; mode nearest-away,
-    toward zero, upward, downward or odd; thresholds from `signed_thresholds`
-    (float32). Needs `hw.HAVE_F16C_AVX`."""
-    if _env_bad():
+    toward zero, upward, downward or odd; otherwise as `fp16_rne_chunk`.
+    (cvt16_block's mode must be a literal: one loop per mode.)"""
+    n = hi - lo
+    if n < BLOCK or _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    n = hi - lo
-    nb = n - n % BLOCK
-    acc = _fp16_blocks(src, out, nb, mode, po, no, pt, nt)
-    if nb < n:
-        ts = np.zeros(BLOCK, src.dtype)
-        to = np.empty(BLOCK, out.dtype)
-        ts[:n - nb] = src[nb:]
-        acc |= _fp16_blocks(ts, to, BLOCK, mode, po, no, pt, nt)
-        out[nb:] = to[:n - nb]
+    acc = np.int64(0)
+    last = n - BLOCK
+    if mode == _RNA:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 1, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 1, po, no, pt, nt)
+    elif mode == _RTZ:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 2, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 2, po, no, pt, nt)
+    elif mode == _RUP:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 3, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 3, po, no, pt, nt)
+    elif mode == _RDN:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 4, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 4, po, no, pt, nt)
+    else:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 5, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 5, po, no, pt, nt)
     return _pack(acc)
 
 
