@@ -455,6 +455,67 @@ def test_fp16_dispatch_and_fallback(monkeypatch):
         assert_fast_equals_general(sf.to_bits, (x, "fp16", mode), f"no AVX {mode}")
 
 
+_AVX256_SCRIPT = """
+import sys
+import numpy as np
+from numba import njit
+import softfloat as sf
+from softfloat._kernels import convert_hw as HW, hw
+assert hw.HAVE_F16C_AVX and not hw.HAVE_AVX512F
+x32 = np.load(sys.argv[1])
+out = {}
+
+
+@njit
+def each(kernel, x, mode, po, no, pt, nt, bits, fl):
+    blk = np.zeros(16, x.dtype)
+    o = np.empty(16, np.uint16)
+    for i in range(x.size):
+        blk[:] = 0
+        blk[i % 16] = x[i]
+        fl[i] = kernel(0, 16, blk, o, mode, po, no, pt, nt)
+        bits[i] = o[i % 16]
+
+
+for code, mode in enumerate(sf.DETERMINISTIC_MODES):
+    k = HW.fp16_rne_chunk if code == 0 else HW.fp16_chunk
+    th = HW.signed_thresholds(code, *HW.thresholds((5, 10, 15, 0), code))
+    for name, x in (("f32", x32), ("f64", x32.astype(np.float64) * (1 + 2.0 ** -30))):
+        bits = np.empty(x.size, np.uint16)
+        fl = np.empty(x.size, np.int64)
+        each(k, x, code, *th, bits, fl)
+        out[f"{mode}_{name}_bits"] = bits
+        out[f"{mode}_{name}_fl"] = fl
+        out[f"{mode}_{name}_call"] = sf.to_bits(x, "fp16", mode)
+np.savez(sys.argv[2], **out)
+"""
+
+
+@_needs_block
+def test_fp16_block_kernel_256_bit_form(tmp_path):
+    """The two-halves 256-bit `vcvtps2ph` form (hosts without AVX-512F): a fresh
+    process with SOFTFLOAT_AVX512=0 and its own numba cache, per element and
+    through the dispatch, against the general kernel here."""
+    if not hw.HAVE_AVX512F:
+        pytest.skip("this host compiles the 256-bit form already (tested above)")
+    x = _f32_around_fp16_grid()[::7].copy()
+    np.save(tmp_path / "x.npy", x)
+    env = dict(os.environ, SOFTFLOAT_AVX512="0", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-c", _AVX256_SCRIPT, str(tmp_path / "x.npy"),
+                    str(tmp_path / "out.npz")], env=env, cwd=root, check=True)
+    got = np.load(tmp_path / "out.npz")
+    for mode in MODES:
+        for name, xs in (("f32", x), ("f64", x.astype(np.float64) * (1 + 2.0 ** -30))):
+            with sf.localcontext(fast_paths=False):
+                want, wf = sf.to_bits(xs, "fp16", mode, return_flags=True)
+            nan = np.isnan(xs)
+            bits, fl = got[f"{mode}_{name}_bits"], got[f"{mode}_{name}_fl"]
+            assert np.array_equal(bits[~nan], want[~nan]), (mode, name)
+            assert np.array_equal(fl[~nan], wf[~nan]) and np.all(fl[nan] == 256), (mode, name)
+            assert np.array_equal(got[f"{mode}_{name}_call"], want), (mode, name)
+
+
 @njit
 def _block_flags(kernel, x, mode, po, no, pt, nt, bits, fl):
     """fl[j] = the kernel's return value for the 16 elements x[16j:16j+16]."""

@@ -14,6 +14,11 @@ Python), so the kernels that use them stay branch-free and vectorize.
   (``vcvtph2ps``).
 * ``fma32``/``fma64``: ``llvm.fma``, one rounding (``vfmadd`` on this hardware).
 * ``f32_bits``/``bits_f32``/``f64_bits``/``bits_f64``: bit casts.
+* ``cvt16_block(src, out, i, mode, ...)``: 16 float32 (or float64, through
+  round-to-odd to float32) -> fp16 conversions at once in any deterministic
+  rounding mode, with their flags: ``vcvtps2ph`` with a rounding immediate
+  (needs AVX as well: `HAVE_F16C_AVX`; one 512-bit instruction where
+  `HAVE_AVX512F`). The proofs are in its docstring.
 * ``mxcsr()``: the calling thread's MXCSR (``llvm.x86.sse.stmxcsr``). Bit 6 is
   DAZ (denormal inputs read as zero), bit 15 FTZ (subnormal results flushed).
   Other libraries can set them (``torch.set_flush_denormal(True)``); with either
@@ -56,6 +61,12 @@ def _host_features(*names) -> bool:
 HAVE_F16C = _host_features("f16c", "sse2")
 #: F16C with AVX: the 256-bit `vcvtps2ph` with a rounding immediate (`cvt16_block`)
 HAVE_F16C_AVX = HAVE_F16C and _host_features("avx")
+#: AVX-512F: `cvt16_block` converts its 16 lanes with one 512-bit `vcvtps2ph`
+#: (SOFTFLOAT_AVX512=0 turns that off, for tests of the 256-bit form; read when a
+#: kernel compiles, so use it with a fresh NUMBA_CACHE_DIR)
+HAVE_AVX512F = (HAVE_F16C_AVX and _host_features("avx512f")
+                and os.environ.get("SOFTFLOAT_AVX512", "1").strip() not in ("0", "false", "no",
+                                                                             "off"))
 
 
 def use_hw() -> bool:
@@ -271,8 +282,9 @@ def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
     thresholds (see `convert_hw.signed_thresholds`): an inexact finite x
     overflows iff x >= po or x <= no and is tiny iff nt < x < pt.
 
-    * h = `vcvtps2ph` with the mode's rounding immediate (two 8-lane halves: the
-      256-bit AVX form): nearest-even, toward zero, upward, downward directly.
+    * h = `vcvtps2ph` with the mode's rounding immediate (one 512-bit
+      instruction with AVX-512F, else two 8-lane halves in the 256-bit AVX
+      form): nearest-even, toward zero, upward, downward directly.
     * back = the float32 value of h (exact); inexact = back != x, ordered (false
       for NaN): a conversion is exact iff its result equals x.
     * odd: the truncation with its last bit set when inexact (the definition).
@@ -311,12 +323,18 @@ def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
                                                   align=1))
         else:
             x = builder.load(builder.bitcast(ps, _vec(_f32).as_pointer()), align=1)
-        fnty = ir.FunctionType(_vec(_i16, 8), [_vec(_f32, 8), _i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.vcvtps2ph.256")
         imm = ir.Constant(_i32, _IMM[rm])
-        lo = builder.call(fn, [_lanes(builder, x, 0, 8), imm])
-        hi = builder.call(fn, [_lanes(builder, x, 8, 8), imm])
-        h = builder.shuffle_vector(lo, hi, ir.Constant(_vec(_i32), list(range(BLOCK))))
+        if HAVE_AVX512F:
+            fnty = ir.FunctionType(_vec(_i16), [_vec(_f32), _i32, _vec(_i16), _i16])
+            fn = cgutils.get_or_insert_function(builder.module, fnty,
+                                                "llvm.x86.avx512.mask.vcvtps2ph.512")
+            h = builder.call(fn, [x, imm, _const(_i16, 0), ir.Constant(_i16, -1)])
+        else:
+            fnty = ir.FunctionType(_vec(_i16, 8), [_vec(_f32, 8), _i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.vcvtps2ph.256")
+            lo = builder.call(fn, [_lanes(builder, x, 0, 8), imm])
+            hi = builder.call(fn, [_lanes(builder, x, 8, 8), imm])
+            h = builder.shuffle_vector(lo, hi, ir.Constant(_vec(_i32), list(range(BLOCK))))
         back = builder.fpext(builder.bitcast(h, _vec(_f16)), _vec(_f32))
         inx = builder.fcmp_ordered("!=", back, x)
         if rm == _RTO:
