@@ -4,10 +4,16 @@ IEEE overflow). softfloat.conversions dispatches here and falls back to the
 integer kernels of `convert` for everything else.
 
 Each chunk kernel returns -1 when the calling thread's MXCSR has FTZ or DAZ set
-(nothing written; the caller reruns the whole array on the integer path), else
-1 when the chunk holds a NaN input, else 0. NaN elements are written with
-arbitrary bits here and recomputed by the caller with the general kernel
-(`convert.convert_chunk`), so the NaN rules have a single owner.
+(nothing written; the caller reruns the whole array on the integer path; the
+fp16 kernels also for a range shorter than one block), else the OR of the flags
+of the chunk's non-NaN elements, | 256 when it holds a NaN input. NaN elements
+are written with arbitrary bits here and recomputed by the caller with the
+general kernel (`convert.convert_chunk`), so the NaN rules have a single owner.
+The flags of a float64 x are those of y = RTO32(x) (below): y is inexact in
+fp16 iff x is (an inexact RTO32 result has its last bit set, which no fp16
+value has), and y lies on the same side of each float32 threshold as x (RTO32
+is monotone, and a threshold with its last bit set stands for "beyond the
+float32 below it").
 
 Notation: RN16 / RNx16 = rounding to fp16 in mode x; RTO32 = rounding to
 float32 by round-to-odd (truncate, then set the last bit if inexact).
