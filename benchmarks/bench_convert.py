@@ -43,13 +43,26 @@ def best_interleaved(fns: dict, repeat: int) -> dict:
     return out
 
 
-def first_call_seconds(cache_dir: str) -> float:
-    code = ("import time; t=time.perf_counter(); import numpy as np, softfloat as sf; "
-            "sf.to_bits(np.float32([1.5]), 'fp16'); print(time.perf_counter()-t)")
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+_FIRST_CALLS = (
+    "import time; t=time.perf_counter(); import numpy as np, softfloat as sf; "
+    "x = np.float32([1.5] * 20); r = [];\n"
+    "for src, m in (('f32', 'nearest_even'), ('f32', 'toward_zero'), ('f64', 'nearest_even'), "
+    "('f64', 'upward')):\n"
+    "    sf.to_bits(x.astype(src.replace('f', 'float')), 'fp16', m); "
+    "r.append(time.perf_counter() - t); t = time.perf_counter()\n"
+    "print(*r)")
+
+
+def first_call_seconds(cache_dir: str) -> list:
+    """Seconds, in a fresh process: import + the first f32 -> fp16 nearest-even
+    call, then the first toward_zero call (the other modes' kernel), the first
+    f64 nearest-even and the first f64 upward call."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
+               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALLS], env=env, capture_output=True,
+                         text=True, check=True)
+    return [float(v) for v in out.stdout.strip().splitlines()[-1].split()]
 
 
 def main(argv=None):
@@ -121,8 +134,11 @@ def main(argv=None):
         with tempfile.TemporaryDirectory() as d:
             cold = first_call_seconds(d)
             warm = first_call_seconds(d)
-        print(f"\nfirst call (import + to_bits f32->fp16), cold cache: {cold:.2f} s; "
-              f"warm cache: {warm:.2f} s")
+        names = ("import + f32->fp16 nearest_even", "then f32->fp16 toward_zero",
+                 "then f64->fp16 nearest_even", "then f64->fp16 upward")
+        print("\nfirst calls in a fresh process, cold cache / warm cache (s):")
+        for name, c, w in zip(names, cold, warm):
+            print(f"  {name:34s} {c:6.2f} {w:6.2f}")
 
     print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
 
