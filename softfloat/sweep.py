@@ -320,8 +320,7 @@ class Space:
             k = len(vals)
             if self.c_family:
                 a, b, j = vals
-                cgrid = _family(a[:, None, None], b[None, :, None], j[None, None, :], self.f,
-                                self.c_family)
+                cgrid = _family_grid(a, b, j, self.f, self.c_family)
                 layout = O.Layout([a, b, cgrid.ravel()],
                                   [(b.size * j.size).bit_length() - 1, j.size.bit_length() - 1, 0],
                                   [-1, b.size - 1, -1], a.size * b.size * j.size)
@@ -348,18 +347,11 @@ def _compact(v: np.ndarray) -> str:
     return ",".join(out)
 
 
-def _family(a, b, j, f: Format, family="cancel"):
-    """The addends of ``family`` ('cancel' or 'cancel4', see the module doc) for
-    operands a, b and family positions j (broadcasting). RN(a*b) by the host: the
-    product is exact in float64 and rounded by numpy / ml_dtypes (a choice of
-    inputs, not a result)."""
+def _rn_product(a, b, f: Format):
+    """RN(a*b) as int64 encodings (broadcasting a and b), by the host: the product
+    is exact in float64 and rounded by numpy / ml_dtypes (a choice of inputs, not a
+    result under test)."""
     import ml_dtypes
-    if family == "cancel4":
-        # positions 0, 1, 2 are the cancel family's 4, 5, 6 (d = -1, 0, +1);
-        # position 3 its extreme 12 + ((a ^ b) & 3): +0, -0, +max, -max
-        j = np.asarray(j, np.int64)
-        ab = (np.asarray(a, np.int64) ^ np.asarray(b, np.int64)) & 3
-        j = np.where(j < 3, j + 4, 12 + ab)
     ht = np.float16 if f.name == "fp16" else ml_dtypes.bfloat16
     with np.errstate(all="ignore"):
         p = a.view(ht).astype(np.float64) * b.view(ht).astype(np.float64)
@@ -367,24 +359,53 @@ def _family(a, b, j, f: Format, family="cancel"):
             r = p.astype(np.float16)
         else:
             r = p.astype(np.float32).astype(ht)
-    rn = np.asarray(r).view(f.dtype).astype(np.int64)
+    return np.asarray(r).view(f.dtype).astype(np.int64)
+
+
+def _family_member(pos, a, b, rn, f: Format, family):
+    """Family member ``pos`` (an int) for operands a, b with rn = RN(a*b) (all
+    broadcast to one shape): int64 encodings."""
     S = f.sign_mask
-    neg = rn ^ S
-    j = np.asarray(j, np.int64)
+    if family == "cancel4":
+        if pos == 3:
+            # the extreme chosen by (a ^ b) & 3: +0, -0, +max, -max
+            ext = np.array([0, S, f.max_bits, f.max_bits | S], np.int64)
+            return ext[(np.asarray(a, np.int64) ^ np.asarray(b, np.int64)) & 3]
+        pos = pos + 4                       # d = -1, 0, +1: the cancel family's 4, 5, 6
+    if pos == 11:
+        return rn
+    if pos >= 12:
+        return np.full(rn.shape, (0, S, f.max_bits, f.max_bits | S)[pos - 12], np.int64)
     # -RN(a*b) + d ulps for d = -5..5: step the magnitude's encoding (clamped to
     # finite, non-negative magnitudes; a NaN product keeps its pattern)
-    d = j - 5
-    mag = neg & (S - 1)
-    sgn = neg & S
-    isnan = f.is_nan_bits(rn)
-    stepped = np.clip(mag + d, 0, f.max_bits) | sgn
-    out = np.where(isnan, rn, stepped)
-    out = np.where(j == 11, rn, out)
-    out = np.where(j == 12, 0, out)
-    out = np.where(j == 13, S, out)
-    out = np.where(j == 14, f.max_bits, out)
-    out = np.where(j == 15, f.max_bits | S, out)
+    neg = rn ^ S
+    stepped = np.clip((neg & (S - 1)) + (pos - 5), 0, f.max_bits) | (neg & S)
+    return np.where(f.is_nan_bits(rn), rn, stepped)
+
+
+def _family(a, b, j, f: Format, family="cancel"):
+    """The addends of ``family`` ('cancel' or 'cancel4', see the module doc) for
+    operands a, b and family positions j (broadcasting; each element's position
+    picks its member)."""
+    a, b, j = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(j, np.int64))
+    rn = _rn_product(a, b, f)
+    out = np.empty(rn.shape, np.int64)
+    for pos in np.unique(j):
+        m = j == pos
+        out[m] = _family_member(int(pos), a[m], b[m], rn[m], f, family)
     return out.astype(f.dtype)
+
+
+def _family_grid(a, b, js, f: Format, family):
+    """The addends for the outer product of 1-D a, b and family positions js:
+    shape (a.size, b.size, js.size). RN(a*b) is formed once per pair."""
+    a2 = a[:, None]
+    b2 = b[None, :]
+    rn = _rn_product(a2, b2, f)
+    out = np.empty((a.size, b.size, js.size), f.dtype)
+    for t, pos in enumerate(js):
+        out[:, :, t] = _family_member(int(pos), a2, b2, rn, f, family)
+    return out
 
 
 def total_cases(op, fmt, **space) -> int:

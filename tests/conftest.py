@@ -12,6 +12,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 import pytest
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one worker per core, at most 4. Every
+    worker is a Python process with numpy, numba and the kernels it loads from
+    the numba cache (the README's warmup fills it), so more workers cost memory
+    and start-up for little gain; a single core runs one worker."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1)))
+
+
 @pytest.fixture(scope="module", params=[True, False], ids=["fast_paths", "general_only"])
 def fast_paths_both(request):
     """Run a module's tests twice: with the fast paths (the default) and with

@@ -307,6 +307,12 @@ def test_sum_mean_rules():
     cuda = sf.platform_mean(b, "fp16", platform="torch_cuda")
     assert cpu == f2h(np.array([s32 / n]))[0]
     assert cuda == f2h(np.array([s32 * (np.float32(1) / n)]))[0]
+    # an unknown order is refused by sum and mean alike
+    for fn in (sf.platform_sum, sf.platform_mean):
+        with pytest.raises(ValueError, match="order must be"):
+            fn(b, "fp16", platform="torch_cuda", order="tree")
+    # mean in an explicit order: sum in float32 (exact here), then / N
+    assert sf.platform_mean(b, "fp16", platform="torch_cpu", order="sequential") == cpu
     # all -0 sums to +0 (float32 identity)
     assert sf.platform_sum(np.full(5, 0x8000, np.uint16), "fp16", platform="torch_cuda") == 0
     # pairwise and sequential agree where the float32 sum is exact

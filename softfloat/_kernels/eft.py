@@ -54,11 +54,33 @@ Why the result is right (r = the exact result, RTO32 = round to odd at float32's
    arithmetic on t's magnitude: an increment carries into the exponent by
    itself. inexact iff a dropped bit of t is set (t is odd whenever r is not a
    float32, so an inexact r never looks exact).
+
+Nearest-even has its own pass-1 kernels (``*_rne_chunk``, chosen per call by
+`KERNELS`' entries), cheaper than steps 3-4: the float32 result s is rounded
+into the format by the hardware (F16C ``vcvtps2ph`` for fp16; for bf16 the
+integer nearest-even rounding of s's bits), i.e. RN_p(RN_24(r)) with s =
+RN_24(r). For +, -, *, / and sqrt of p-bit operands this double rounding is
+innocuous when 24 >= 2p + 2 (Figueroa 1995, "When is double rounding
+innocuous?"): p = 11 and p = 8 qualify, as long as s is a float32 normal (its 24
+bits are all there), which holds for every element kept (below). So the result
+is RN_p(r). inexact iff r != result: r != s (the EFT of step 2 says so: e, or
+the remainder, is nonzero; r is then not even a float32) or s != result (s is
+compared with the result's exact float32 value). An element is slow when an
+operand is special (as above), when |s| <= the format's smallest normal (a
+result that is zero, subnormal, or tiny before rounding even if it rounds up
+to the smallest normal: tininess and underflow belong to the general path; s
+at exactly the smallest normal may stand for an r just below it), or when the
+result's exponent field is all ones (overflow). fp16 needs nothing else: every
+s is a float32 normal or zero (|r| >= 2^-48 for products, >= 2^-40 for
+quotients). bf16 keeps the dividend/radicand rule of step 2 and, for products
+below 2^-126 (float32 subnormal, possibly inexact), the |s| test makes them
+slow.
 """
 import numpy as np
 from numba import njit
 
-from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, fma32, mxcsr
+from .hw import (MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, f32_to_f16, fma32,
+                 mxcsr)
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -306,14 +328,178 @@ def fma_bf16_chunk(lo, hi, a, b, c, out, scratch, mode):
     return _sqrt_fma(lo, hi, OP_FMA, a, b, c, out, scratch, mode, 8, 7, 127)
 
 
+# --------------------------------------------------------------------------
+# Nearest-even: the hardware's rounding of the float32 result (module doc)
+# --------------------------------------------------------------------------
+@njit(cache=True, inline="always", error_model="numpy")
+def _rn(s, E):
+    """(encoding, its exact float32 value) of RN(s) in fp16 (E = 5) or bf16 (E =
+    8), s a float32 that is not NaN (a NaN gives some NaN: such elements are slow)."""
+    if E == 8:
+        u = f32_bits(s)
+        # nearest-even on the 16 dropped bits of the magnitude: + 0x7FFF, + the
+        # lowest kept bit; a carry moves into the exponent (to infinity from the
+        # largest finite value, the overflow result). The sign bit is never reached
+        # for finite s (magnitude + 0x8000 < 2^31).
+        h = ((u + np.int32(0x7FFF) + ((u >> 16) & _1)) >> 16) & np.int32(0xFFFF)
+        return h, bits_f32(h << 16)
+    h = f32_to_f16(s)
+    return h, f16_to_f32(h)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _rn_keep(s, h, E, M, bias):
+    """1 when the element must go to the general path: |s| <= the format's
+    smallest normal (zero, subnormal or tiny results) or h's exponent field is all
+    ones (overflow, or a special operand's NaN/infinity result)."""
+    tiny = np.int32((128 - bias) << 23)          # float32 bits of 2^(1 - bias)
+    emask = np.int32((1 << E) - 1)
+    return (np.int32((f32_bits(s) & _MAG) <= tiny)
+            | np.int32(((h >> M) & emask) == emask))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _binary_rne(lo, hi, op, a, b, out, scratch, E, M, bias):
+    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
+        return np.int64(-1)
+    a = a[lo:hi]
+    b = b[lo:hi]
+    out = out[lo:hi]
+    scratch = scratch[lo:hi]
+    fa = _0
+    for i in range(hi - lo):
+        x = a[i]
+        y = b[i]
+        av = _dec(x, E, M)
+        bv = _dec(y, E, M)
+        slow = _special(x, E, M) | _special(y, E, M)
+        if op == OP_ADD or op == OP_SUB:
+            if op == OP_SUB:
+                bv = -bv
+            s, e = _two_sum(av, bv)
+            inx32 = np.int32(e != np.float32(0))
+        elif op == OP_MUL:
+            s = av * bv                   # exact when s is a float32 normal (step 2)
+            inx32 = _0
+        else:
+            s = av / bv
+            inx32 = np.int32(fma32(-s, bv, av) != np.float32(0))
+            if E == 8:
+                slow |= _below_2m100(x, E, M)
+        h, back = _rn(s, E)
+        inx = inx32 | np.int32(back != s)
+        slow |= _rn_keep(s, h, E, M, bias)
+        out[i] = h
+        scratch[i] = inx | (slow << 7)
+        fa |= (inx & (_1 - slow)) | (slow << 8)
+    return np.int64(fa)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _sqrt_rne(lo, hi, a, out, scratch, E, M, bias):
+    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
+        return np.int64(-1)
+    a = a[lo:hi]
+    out = out[lo:hi]
+    scratch = scratch[lo:hi]
+    fa = _0
+    for i in range(hi - lo):
+        x = a[i]
+        av = _dec(x, E, M)
+        s = np.sqrt(av)                   # negative av: NaN, slow by its exponent
+        inx = np.int32(fma32(-s, s, av) != np.float32(0))
+        slow = _special(x, E, M)
+        if E == 8:
+            slow |= _below_2m100(x, E, M)
+        h, back = _rn(s, E)
+        inx |= np.int32(back != s)
+        slow |= _rn_keep(s, h, E, M, bias)
+        out[i] = h
+        scratch[i] = inx | (slow << 7)
+        fa |= (inx & (_1 - slow)) | (slow << 8)
+    return np.int64(fa)
+
+
+# Same signatures as the all-modes kernels (``mode`` is ignored: always nearest-even).
+@njit(**_NB)
+def add_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_ADD, a, b, out, scratch, 5, 10, 15)
+
+
+@njit(**_NB)
+def sub_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_SUB, a, b, out, scratch, 5, 10, 15)
+
+
+@njit(**_NB)
+def mul_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_MUL, a, b, out, scratch, 5, 10, 15)
+
+
+@njit(**_NB)
+def div_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_DIV, a, b, out, scratch, 5, 10, 15)
+
+
+@njit(**_NB)
+def sqrt_fp16_rne_chunk(lo, hi, a, out, scratch, mode):
+    return _sqrt_rne(lo, hi, a, out, scratch, 5, 10, 15)
+
+
+@njit(**_NB)
+def add_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_ADD, a, b, out, scratch, 8, 7, 127)
+
+
+@njit(**_NB)
+def sub_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_SUB, a, b, out, scratch, 8, 7, 127)
+
+
+@njit(**_NB)
+def mul_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_MUL, a, b, out, scratch, 8, 7, 127)
+
+
+@njit(**_NB)
+def div_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
+    return _binary_rne(lo, hi, OP_DIV, a, b, out, scratch, 8, 7, 127)
+
+
+@njit(**_NB)
+def sqrt_bf16_rne_chunk(lo, hi, a, out, scratch, mode):
+    return _sqrt_rne(lo, hi, a, out, scratch, 8, 7, 127)
+
+
+class ByMode:
+    """A pass-1 chunk kernel ``(lo, hi, *arrays, mode)`` that runs ``rne`` for
+    nearest-even and ``other`` (all modes) otherwise, so that each compiles only
+    when its mode is used. ``rne`` None: ``other`` for every mode."""
+    __slots__ = ("rne", "other")
+
+    def __init__(self, rne, other):
+        self.rne = rne
+        self.other = other
+
+    def __call__(self, lo, hi, *args):
+        k = self.rne if (self.rne is not None and args[-1] == _RNE) else self.other
+        return k(lo, hi, *args)
+
+
 FP16 = (5, 10, 15, 0)
 BF16 = (8, 7, 127, 0)
 KERNELS = {
-    (FP16, OP_ADD): add_fp16_chunk, (FP16, OP_SUB): sub_fp16_chunk,
-    (FP16, OP_MUL): mul_fp16_chunk, (FP16, OP_DIV): div_fp16_chunk,
-    (FP16, OP_SQRT): sqrt_fp16_chunk, (FP16, OP_FMA): fma_fp16_chunk,
-    (BF16, OP_ADD): add_bf16_chunk, (BF16, OP_SUB): sub_bf16_chunk,
-    (BF16, OP_MUL): mul_bf16_chunk, (BF16, OP_DIV): div_bf16_chunk,
-    (BF16, OP_SQRT): sqrt_bf16_chunk, (BF16, OP_FMA): fma_bf16_chunk,
+    (FP16, OP_ADD): ByMode(add_fp16_rne_chunk, add_fp16_chunk),
+    (FP16, OP_SUB): ByMode(sub_fp16_rne_chunk, sub_fp16_chunk),
+    (FP16, OP_MUL): ByMode(mul_fp16_rne_chunk, mul_fp16_chunk),
+    (FP16, OP_DIV): ByMode(div_fp16_rne_chunk, div_fp16_chunk),
+    (FP16, OP_SQRT): ByMode(sqrt_fp16_rne_chunk, sqrt_fp16_chunk),
+    (FP16, OP_FMA): ByMode(None, fma_fp16_chunk),   # fma's sum is no +-*/sqrt: not innocuous
+    (BF16, OP_ADD): ByMode(add_bf16_rne_chunk, add_bf16_chunk),
+    (BF16, OP_SUB): ByMode(sub_bf16_rne_chunk, sub_bf16_chunk),
+    (BF16, OP_MUL): ByMode(mul_bf16_rne_chunk, mul_bf16_chunk),
+    (BF16, OP_DIV): ByMode(div_bf16_rne_chunk, div_bf16_chunk),
+    (BF16, OP_SQRT): ByMode(sqrt_bf16_rne_chunk, sqrt_bf16_chunk),
+    (BF16, OP_FMA): ByMode(None, fma_bf16_chunk),
 }
-"""(format params, op) -> pass-1 chunk kernel."""
+"""(format params, op) -> pass-1 chunk kernel (`ByMode`)."""

@@ -353,21 +353,16 @@ def _reduce_add(env: _Env, x: np.ndarray, order: str) -> np.ndarray:
     return acc
 
 
-def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
-    """Sum of ``fmt`` encodings along ``axis`` (None: all). Where the platform has
-    a registered bit-exact model (`softfloat.model_hook`; ``torch_cpu``:
-    `softfloat.torch_models.torch_cpu_sum`, keywords such as ``threads=``) and no
-    ``order`` is forced, that model. Otherwise accumulated in the platform's
-    ``reduction.accumulate`` format starting from +0, in ``order`` (default: the
-    platform's when it is ``sequential``/``pairwise``, else ``pairwise`` -- a
-    device order such as ``cuda_reduce`` is not transcribed, so the result is a
-    model to bound against, bit-exact only where the accumulation is exact),
-    rounded once to ``fmt``."""
+def _reduce_setup(what, bits, fmt, axis, platform, order, kw):
+    """Shared start of `platform_sum` and `platform_mean`: (platform, format,
+    the registered model ``fn`` to call when there is one and no ``order`` is
+    forced, else None and ``(env, x, order)``: the operands in the accumulate
+    format with the reduced axis first, contiguous, and the checked order)."""
     plat = get_platform(platform)
     f = get_format(fmt)
-    fn = model_for(plat.name, "sum") if order is None else None
+    fn = model_for(plat.name, what) if order is None else None
     if fn is not None and f.name in ("fp16", "bf16", "fp32"):
-        return fn(bits, f, axis, **kw)
+        return plat, f, fn, None
     if kw:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     b = V.as_bits(bits, f)
@@ -378,28 +373,36 @@ def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.nd
     env = _acc_env(plat, f)
     x = env.tensor(b)
     x = x.reshape(-1) if axis is None else np.moveaxis(x, axis, 0)
-    return env.result(_reduce_add(env, np.ascontiguousarray(x), order))
+    return plat, f, None, (env, np.ascontiguousarray(x), order)
+
+
+def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
+    """Sum of ``fmt`` encodings along ``axis`` (None: all). Where the platform has
+    a registered bit-exact model (`softfloat.model_hook`; ``torch_cpu``:
+    `softfloat.torch_models.torch_cpu_sum`, keywords such as ``threads=``) and no
+    ``order`` is forced, that model. Otherwise accumulated in the platform's
+    ``reduction.accumulate`` format starting from +0, in ``order`` (default: the
+    platform's when it is ``sequential``/``pairwise``, else ``pairwise`` -- a
+    device order such as ``cuda_reduce`` is not transcribed, so the result is a
+    model to bound against, bit-exact only where the accumulation is exact),
+    rounded once to ``fmt``."""
+    plat, f, fn, prep = _reduce_setup("sum", bits, fmt, axis, platform, order, kw)
+    if fn is not None:
+        return fn(bits, f, axis, **kw)
+    env, x, order = prep
+    return env.result(_reduce_add(env, x, order))
 
 
 def platform_mean(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
     """Mean: the platform's registered model when it has one and no ``order`` is
     forced; else `platform_sum` in the accumulate format, then ``sum / N`` or
     ``sum * RN(1/N)`` (``reduction.mean``), rounded once to ``fmt``."""
-    plat = get_platform(platform)
-    f = get_format(fmt)
-    fn = model_for(plat.name, "mean") if order is None else None
-    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+    plat, f, fn, prep = _reduce_setup("mean", bits, fmt, axis, platform, order, kw)
+    if fn is not None:
         return fn(bits, f, axis, **kw)
-    if kw:
-        raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
-    b = V.as_bits(bits, f)
-    order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
-                      else "pairwise")
-    env = _acc_env(plat, f)
-    x = env.tensor(b)
-    x = x.reshape(-1) if axis is None else np.moveaxis(x, axis, 0)
+    env, x, order = prep
     n = x.shape[0]
-    s = _reduce_add(env, np.ascontiguousarray(x), order)
+    s = _reduce_add(env, x, order)
     nb = np.broadcast_to(env.const(float(n)), s.shape)
     if plat.reduction.mean == "reciprocal":
         inv = env.run("div", env.const(1.0), env.const(float(n)))
