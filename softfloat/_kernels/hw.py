@@ -252,10 +252,12 @@ def _fabs(builder, v):
     return builder.call(fn, [v])
 
 
-def _emit_rto32(builder, xd):
+def _emit_rto32(builder, xd, set_last=False):
     """<16 x double> (no FTZ/DAZ) -> <16 x float> RTO32(x): the vector form of
     `convert_hw._rto32` (its proof): y = RN32(x); of y and the encoding next to it
-    toward x, the odd one."""
+    toward x, the odd one. Returns (y, y'): y' = y, or with ``set_last`` y with
+    the last significand bit of every finite lane set (`cvt16_block`'s
+    nearest-away)."""
     y = builder.fptrunc(xd, _vec(_f32))
     yb = builder.bitcast(y, _vec(_i32))
     ay = _fabs(builder, builder.fpext(y, _vec(_f64)))
@@ -265,7 +267,11 @@ def _emit_rto32(builder, xd):
     even = builder.icmp_unsigned("==", builder.and_(yb, _const(_i32, 1)), _const(_i32, 0))
     yb = builder.add(yb, builder.zext(builder.and_(lt, even), _vec(_i32)))
     yb = builder.sub(yb, builder.zext(builder.and_(gt, even), _vec(_i32)))
-    return builder.bitcast(yb, _vec(_f32))
+    y = builder.bitcast(yb, _vec(_f32))
+    if not set_last:
+        return y, y
+    fin = builder.fcmp_ordered("<", ax, _const(_f64, float("inf")))
+    return y, builder.bitcast(builder.or_(yb, builder.zext(fin, _vec(_i32))), _vec(_f32))
 
 
 @intrinsic
@@ -288,7 +294,7 @@ def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
     * back = the float32 value of h (exact); inexact = back != x, ordered (false
       for NaN): a conversion is exact iff its result equals x.
     * odd: the truncation with its last bit set when inexact (the definition).
-    * nearest-away, from the nearest-even h: they differ only on an exact tie
+    * nearest-away from float32, from the nearest-even h: they differ only on an exact tie
       that went toward zero, |back| < |x| and |x| - |back| = half the fp16
       spacing above |back|; the result is then the neighbour away from zero,
       magnitude + 1 (same sign bit). Test: x - back == copysign(half, x).
@@ -300,6 +306,18 @@ def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
       113), 2^-25 below: the float32 encoding max(E, 113) - 11 << 23. (back =
       inf, from x >= 65520, gives d = -inf or NaN: no tie, and infinity is the
       nearest-away result there too.)
+    * nearest-away from float64: h = nearest-even of y' = y = RTO32(x) with
+      its last bit set (x finite; y' = y for infinities). Every fp16 midpoint
+      (65520 included) is an odd multiple of 2^-25 or coarser, so as a float32
+      its last bit is 0 and the next fp16 value is 2^12 float32 ulps or more
+      away. If RTO32 was inexact, y is odd already (y' = y), so no midpoint,
+      and nearest-away of x = nearest-away of y (round to odd with 24 >= 11 +
+      2 bits, then any rounding: see `convert_hw`) = nearest-even of y. If y =
+      x and |x| is a midpoint, |y'| = |x| + 1 ulp lies just above it, so
+      nearest-even takes the neighbour away from zero (the tie rule);
+      otherwise no midpoint m has |x| < m <= |y'| (|y'| > |x| only when |y'| =
+      |x| + 1 ulp has last bit 1, unlike m), so x and y' round alike. (y = 0
+      gives 2^-149: 0 again, no DAZ; y = FLT_MAX for |x| beyond it: odd.)
     * flags: every overflow is inexact (the thresholds lie beyond the largest
       finite fp16, so such an x is no fp16 value) and an infinite x converts
       exactly, so masking the threshold tests with inexact also excludes
@@ -319,27 +337,28 @@ def cvt16_block(typingctx, src, out, i, mode, po, no, pt, nt):
         ps = builder.gep(sa.data, [args[2]])
         pd = builder.gep(oa.data, [args[2]])
         if is64:
-            x = _emit_rto32(builder, builder.load(builder.bitcast(ps, _vec(_f64).as_pointer()),
-                                                  align=1))
+            x, xc = _emit_rto32(builder,
+                                builder.load(builder.bitcast(ps, _vec(_f64).as_pointer()),
+                                             align=1), set_last=rm == _RNA)
         else:
-            x = builder.load(builder.bitcast(ps, _vec(_f32).as_pointer()), align=1)
+            x = xc = builder.load(builder.bitcast(ps, _vec(_f32).as_pointer()), align=1)
         imm = ir.Constant(_i32, _IMM[rm])
         if HAVE_AVX512F:
             fnty = ir.FunctionType(_vec(_i16), [_vec(_f32), _i32, _vec(_i16), _i16])
             fn = cgutils.get_or_insert_function(builder.module, fnty,
                                                 "llvm.x86.avx512.mask.vcvtps2ph.512")
-            h = builder.call(fn, [x, imm, _const(_i16, 0), ir.Constant(_i16, -1)])
+            h = builder.call(fn, [xc, imm, _const(_i16, 0), ir.Constant(_i16, -1)])
         else:
             fnty = ir.FunctionType(_vec(_i16, 8), [_vec(_f32, 8), _i32])
             fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.vcvtps2ph.256")
-            lo = builder.call(fn, [_lanes(builder, x, 0, 8), imm])
-            hi = builder.call(fn, [_lanes(builder, x, 8, 8), imm])
+            lo = builder.call(fn, [_lanes(builder, xc, 0, 8), imm])
+            hi = builder.call(fn, [_lanes(builder, xc, 8, 8), imm])
             h = builder.shuffle_vector(lo, hi, ir.Constant(_vec(_i32), list(range(BLOCK))))
         back = builder.fpext(builder.bitcast(h, _vec(_f16)), _vec(_f32))
         inx = builder.fcmp_ordered("!=", back, x)
         if rm == _RTO:
             h = builder.or_(h, builder.zext(inx, _vec(_i16)))
-        elif rm == _RNA:
+        elif rm == _RNA and not is64:
             bb = builder.bitcast(back, _vec(_i32))
             e = builder.and_(bb, _const(_i32, 0x7F800000))
             e = builder.select(builder.icmp_signed("<", e, _const(_i32, 113 << 23)),
