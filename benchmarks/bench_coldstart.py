@@ -11,13 +11,24 @@ when the variable is set) is chosen here:
 
 The steps, in this order, each timed on its own (seconds):
 ``import`` (numpy and softfloat), ``to_bits f64->fp16``, ``to_bits f32->fp16``,
-``add fp16``, ``to_bits f32->bf16 rtz``, each as wall time and as the child's CPU
-time (compilation is single-threaded, so on a quiet machine the two agree; on a
-loaded one CPU time is the steadier figure). Compilation dominates the cold
-figures; compare runs taken side by side.
+``add fp16``, ``to_bits f32->bf16 rtz``, then ``sub fp16``, ``mul fp16``, ``div
+fp16`` and ``add bf16`` (each after the steps before it, so it shows what that
+call adds), each as wall time and as the child's CPU time (compilation is
+single-threaded, so on a quiet machine the two agree; on a loaded one CPU time
+is the steadier figure). The operands of the arithmetic steps include exact
+zeros, cancellations and 0/0, so the general kernels compile too, as they do
+for the README's examples. Compilation dominates the cold figures; compare runs
+taken side by side.
+
+``--repeat N`` runs the cold process N times (each in a new empty cache) and
+reports each step's minimum, the usual figure on a shared machine.
+``--compile-report`` lists, for each step of the (last) cold run, the functions
+numba compiled, with inclusive and exclusive CPU seconds (numba's
+``numba:compile`` events), to see where the time goes.
 
 Usage: ``python benchmarks/bench_coldstart.py [--json out.json] [--no-warmup]
-[--warmup-args "--all"]``. Exit status 0, or 2 if a child process failed.
+[--warmup-args "--all"] [--repeat N] [--compile-report]``. Exit status 0, or 2
+if a child process failed.
 """
 from __future__ import annotations
 
@@ -33,13 +44,31 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
-import json, time
+import json, sys, time
+from numba.core import event
 def clock():
     return time.perf_counter(), time.process_time()
-r, c = {}, {}
+r, c, comp = {}, {}, {}
+stack, done = [], []
+class Compiles(event.Listener):
+    # numba:compile events nest (a kernel's callees compile inside it): CPU
+    # seconds inclusive and exclusive of the callees, per function
+    def on_start(self, e):
+        f = getattr(e.data.get("dispatcher"), "py_func", None)
+        stack.append([f.__qualname__ if f else "?", time.process_time(), 0.0])
+    def on_end(self, e):
+        name, t0, inner = stack.pop()
+        dt = time.process_time() - t0
+        if stack:
+            stack[-1][2] += dt
+        done.append((name, dt, dt - inner))
+if "--compile-report" in sys.argv:
+    event.register("numba:compile", Compiles())
 def step(name, fn):
+    del done[:]
     w0, c0 = clock(); fn(); w1, c1 = clock()
     r[name], c[name] = w1 - w0, c1 - c0
+    comp[name] = list(done)
 def imp():
     global np, sf
     import numpy as np
@@ -52,10 +81,17 @@ step("to_bits f32->fp16", lambda: sf.to_bits(x32, "fp16"))
 a = sf.to_bits(x64, "fp16"); b = sf.to_bits(x64[::-1].copy(), "fp16")
 step("add fp16", lambda: sf.add(a, b, "fp16"))
 step("to_bits f32->bf16 rtz", lambda: sf.to_bits(x32, "bf16", "toward_zero"))
-print("RESULT " + json.dumps({"wall": r, "cpu": c}))
+step("sub fp16", lambda: sf.sub(a, a, "fp16"))
+step("mul fp16", lambda: sf.mul(a, b, "fp16"))
+step("div fp16", lambda: sf.div(a, b, "fp16"))
+# bf16 encodings made by numpy (truncation), so that no conversion compiles here
+ab = (x32.view(np.uint32) >> 16).astype(np.uint16); bb = ab[::-1].copy()
+step("add bf16", lambda: sf.add(ab, bb, "bf16"))
+print("RESULT " + json.dumps({"wall": r, "cpu": c, "compiles": comp}))
 """
 
-STEPS = ["import", "to_bits f64->fp16", "to_bits f32->fp16", "add fp16", "to_bits f32->bf16 rtz"]
+STEPS = ["import", "to_bits f64->fp16", "to_bits f32->fp16", "add fp16", "to_bits f32->bf16 rtz",
+         "sub fp16", "mul fp16", "div fp16", "add bf16"]
 
 
 def _env(cache_dir):
@@ -65,11 +101,13 @@ def _env(cache_dir):
     return env
 
 
-def first_calls(cache_dir):
-    """Run the steps in a fresh process; returns {step: seconds} plus 'process'."""
+def first_calls(cache_dir, report=False):
+    """Run the steps in a fresh process; returns {"wall": {step: seconds} plus
+    'process', "cpu": {step: seconds}, "compiles": {step: [(function, inclusive,
+    exclusive CPU seconds)]}} (compiles filled with report=True)."""
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CHILD], env=_env(cache_dir), cwd=ROOT,
-                       capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", CHILD] + (["--compile-report"] if report else []),
+                       env=_env(cache_dir), cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode != 0 or not line:
@@ -96,12 +134,25 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--no-warmup", action="store_true", help="skip the warmup command")
     ap.add_argument("--warmup-args", default="", help="extra arguments for the warmup command")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="cold runs (each in a new empty cache); each step's minimum is shown")
+    ap.add_argument("--compile-report", action="store_true",
+                    help="list the functions numba compiled in each step of the cold run")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat: expected a positive integer")
     out = {"python": sys.version.split()[0]}
     tmp = tempfile.mkdtemp(prefix="sf-coldstart-")
     try:
-        cold_dir = os.path.join(tmp, "cold")
-        out["cold"] = first_calls(cold_dir)
+        runs = []
+        for k in range(args.repeat):
+            cold_dir = os.path.join(tmp, f"cold{k}")
+            runs.append(first_calls(cold_dir, args.compile_report))
+        out["cold"] = {key: {s: min(r[key][s] for r in runs) for s in runs[0][key]}
+                       for key in ("wall", "cpu")}
+        out["cold"]["compiles"] = runs[-1]["compiles"]
+        if args.repeat > 1:
+            out["cold_runs"] = runs
         out["warm"] = first_calls(cold_dir)
         if not args.no_warmup:
             wdir = os.path.join(tmp, "warmup")
@@ -113,7 +164,8 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     cols = [c for c in ("cold", "warm", "after_warmup") if c in out]
-    print("seconds: wall (process CPU time); CPU time is less sensitive to other load")
+    print("seconds: wall (process CPU time); CPU time is less sensitive to other load"
+          + (f"; cold: minimum of {args.repeat} runs" if args.repeat > 1 else ""))
     print(f"{'':26s}" + "".join(f"{c:>18s}" for c in cols))
     for s in STEPS + ["import + first to_bits"]:
         cells = []
@@ -129,6 +181,19 @@ def main(argv=None) -> int:
     if "warmup_s" in out:
         print(f"warmup {args.warmup_args or '(common set)'}: {out['warmup_s']['wall']:.1f} s "
               f"wall ({out['warmup_s']['cpu']:.1f} s CPU)")
+    if args.compile_report:
+        print("\ncompiled in each step of the cold run (CPU s, inclusive / exclusive of callees):")
+        for s in STEPS:
+            ev = out["cold"]["compiles"].get(s, [])
+            if not ev:
+                continue
+            incl, excl = {}, {}
+            for name, i, x in ev:
+                incl[name] = max(incl.get(name, 0.0), i)
+                excl[name] = excl.get(name, 0.0) + x
+            print(f"  {s}: {len(ev)} compilations, {sum(excl.values()):.2f} s")
+            for name in sorted(incl, key=lambda n: -incl[n])[:12]:
+                print(f"    {name:32s} {incl[name]:6.2f} {excl[name]:6.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -5,7 +5,7 @@ block at a time; timed on a slice and scaled, since it is a per-block Python loo
 all in the same run. Prints seconds and the ratios; exit status 0 if the targets
 (>= torchao's speed, >= 10x gfloat's) hold, 1 if not, 2 if it could not run.
 
-    python benchmarks/bench_mx.py [--n 10000000] [--repeat 3] [--json out.json]
+    python benchmarks/bench_mx.py [--n 10000000] [--repeat 3] [--threads 1] [--json out.json]
 """
 import argparse
 import json
@@ -26,9 +26,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--gfloat-blocks", type=int, default=2000)
+    ap.add_argument("--gfloat-blocks", type=int, default=500)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads for both softfloat and torch (default: each one's own "
+                         "default); 1 gives a steadier comparison on a loaded machine")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.threads > 0:
+        os.environ["SOFTFLOAT_NUM_THREADS"] = str(args.threads)
     try:
         from softfloat import mx
     except Exception as e:  # pragma: no cover
@@ -37,12 +42,15 @@ def main():
     n = args.n - args.n % 32
     x = np.random.default_rng(0).standard_normal((n // 1024, 1024)).astype(np.float32)
     res = {"n": n}
-    cases = [("mxfp8_e4m3", 32), ("mxfp4", 32), ("mxfp6_e2m3", 32), ("nvfp4", 16)]
+    cases = [("mxfp8_e4m3", 32), ("mxfp8_e5m2", 32), ("mxfp6_e2m3", 32), ("mxfp6_e3m2", 32),
+             ("mxfp4", 32), ("mxint8", 32), ("nvfp4", 16)]
+    ours = {}
     for fmt, _ in cases:
-        def ours():
+        def run(fmt=fmt):
             c, s = mx.quantize(x, fmt)
             return mx.dequantize(c, s, fmt)
-        res[f"softfloat_{fmt}"] = best(ours, args.repeat)
+        ours[fmt] = run
+    theirs = {}
     try:
         import torch
         from torchao.prototype.mx_formats.mx_tensor import MXTensor
@@ -50,36 +58,59 @@ def main():
         from torchao.prototype.mx_formats.kernels import unpack_uint4, f4_unpacked_to_f32
         import torchao
         res["torchao_version"] = torchao.__version__
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
+        res["torch_threads"] = torch.get_num_threads()
         xt = torch.from_numpy(x)
-        dt = {"mxfp8_e4m3": torch.float8_e4m3fn, "mxfp4": torch.float4_e2m1fn_x2,
-              "mxfp6_e2m3": "fp6_e2m3"}
+        dt = {"mxfp8_e4m3": torch.float8_e4m3fn, "mxfp8_e5m2": torch.float8_e5m2,
+              "mxfp4": torch.float4_e2m1fn_x2, "mxfp6_e2m3": "fp6_e2m3",
+              "mxfp6_e3m2": "fp6_e3m2"}
         try:
-            from torchao.prototype.mx_formats.constants import DTYPE_FP6_E2M3
+            from torchao.prototype.mx_formats.constants import DTYPE_FP6_E2M3, DTYPE_FP6_E3M2
             dt["mxfp6_e2m3"] = DTYPE_FP6_E2M3
+            dt["mxfp6_e3m2"] = DTYPE_FP6_E3M2
         except ImportError:
             pass
         for fmt, _ in cases:
+            if fmt == "mxint8":
+                continue                    # torchao has no MXINT8
             if fmt == "nvfp4":
-                def theirs():
+                def th():
                     s, d = nvfp4_quantize(xt, 16)
                     v = f4_unpacked_to_f32(unpack_uint4(d)).reshape(-1, 16)
                     return v * s.float().reshape(-1, 1)
             else:
-                def theirs(fmt=fmt):
+                def th(fmt=fmt):
                     t = MXTensor.to_mx(xt, dt[fmt], 32)
                     return t.dequantize(torch.float32)
-            res[f"torchao_{fmt}"] = best(theirs, args.repeat)
+            theirs[fmt] = th
     except Exception as e:
         res["torchao_error"] = f"{type(e).__name__}: {e}"
+    # interleaved: per format, softfloat and torchao alternate, best of --repeat each
+    # (a shared machine's load then weighs on both alike)
+    for fmt, _ in cases:
+        fns = [("softfloat", ours[fmt])] + ([("torchao", theirs[fmt])] if fmt in theirs else [])
+        ts = {name: [] for name, _ in fns}
+        for name, f in fns:
+            f()                                  # warm-up (compilation, allocations)
+        for _ in range(args.repeat):
+            for name, f in fns:
+                t = time.perf_counter()
+                f()
+                ts[name].append(time.perf_counter() - t)
+        for name in ts:
+            res[f"{name}_{fmt}"] = min(ts[name])
     try:
         import gfloat
         from gfloat.formats import format_info_mxfp8_e4m3, format_info_mxfp4_e2m1, \
-            format_info_mxfp6_e2m3
+            format_info_mxfp6_e2m3, format_info_mxfp8_e5m2, format_info_mxfp6_e3m2, \
+            format_info_mxint8
         from gfloat.block import BlockFormatInfo, quantize_block, compute_scale_amax
         from gfloat.formats import format_info_ocp_e8m0
         res["gfloat_version"] = getattr(gfloat, "__version__", "?")
-        et = {"mxfp8_e4m3": format_info_mxfp8_e4m3, "mxfp4": format_info_mxfp4_e2m1,
-              "mxfp6_e2m3": format_info_mxfp6_e2m3}
+        et = {"mxfp8_e4m3": format_info_mxfp8_e4m3, "mxfp8_e5m2": format_info_mxfp8_e5m2,
+              "mxfp6_e2m3": format_info_mxfp6_e2m3, "mxfp6_e3m2": format_info_mxfp6_e3m2,
+              "mxfp4": format_info_mxfp4_e2m1, "mxint8": format_info_mxint8}
         nb = args.gfloat_blocks
         blocks = x.reshape(-1, 32)[:nb].astype(np.float64)
         for fmt in et:

@@ -56,8 +56,8 @@ import numpy as np
 import softfloat as sf
 from softfloat import mx as _mx
 from softfloat import mx_gemm as _mxg
-
-from . import _round
+from softfloat._kernels import mx as _K
+from softfloat._parallel import MIN_PARALLEL, run_chunks
 
 __all__ = ["RECIPES", "FP8_GEMMS", "FP8Recipe", "fp8_gemm"]
 
@@ -87,6 +87,7 @@ def fp8_gemm(qa, qb, alpha, model=None):
             out = np.matmul(qa, qb)
     else:
         mdl = _mxg.fp8_gemm_model(model)
+        qa, qb = np.ascontiguousarray(qa), np.ascontiguousarray(qb)
         K = qa.shape[1]
         N = mdl.promote_every or max(K, 1)
         out = np.zeros((qa.shape[0], qb.shape[1]), np.float32)
@@ -101,61 +102,50 @@ def fp8_gemm(qa, qb, alpha, model=None):
                 break
             with np.errstate(over="ignore", invalid="ignore"):
                 out = out + part
+    if np.float32(alpha) == 1:
+        return out        # x * 1 = x (GEMM results hold no signaling NaN): no extra pass
     with np.errstate(over="ignore", invalid="ignore"):
-        return out * np.float32(alpha)
+        out *= np.float32(alpha)      # in place: out is this function's own array
+        return out
 
 
-# round_values's view of the two fp8 formats: IEEE-style rounding with e4m3's
-# largest exponent 8 (e4m3fn has no infinities: its top binade [256, 512) holds
-# 256..448), subnormal quantum 2**(emin - mbits) as the formats have
-_RV = {_FWD: SimpleNamespace(kind="ieee", name="fp8_e4m3 (finite range)", mbits=3, emin=-6,
-                             emax=8),
-       _BWD: _BWD}
+# (M, emin, largest magnitude encoding, largest value) of e4m3 and e5m2
+_ELEM = {f: _mx.elem_params(_mx.block_format(n))[:3] + (float(f.max),)
+         for f, n in ((_FWD, "mxfp8_e4m3"), (_BWD, "mxfp8_e5m2"))}
+
+
+def _amax_bits(v):
+    """The largest float32 magnitude of v as its bits (>= 0x7F800000: a NaN or an
+    infinity is present), one vectorised pass (softfloat._kernels.mx.amax_chunk)."""
+    flat = v.reshape(-1)
+    if flat.size < MIN_PARALLEL:
+        return int(_K.amax_chunk(0, flat.size, flat))
+    parts = []
+    run_chunks(lambda lo, hi, x: parts.append(int(_K.amax_chunk(lo, hi, x))) or 0,
+               flat.size, flat)
+    return max(parts)
 
 
 def _scale_round(v, s, fmt):
-    """The values of ``mx.quantize_per_tensor(v, fmt, scale=s)`` for finite float32
-    v: round(v * s) to nearest even, saturating at fmt.max. Proof: v * s is exact
-    in float64 (24 + 24 significant bits <= 53); clipping to [-max, max] before a
-    nearest-even rounding gives the same result as rounding then saturating (both
-    give +-max above max, max being a value of the format), and inside the range
-    `nn._round.round_values` with the format's mbits, emin and emax (8 for e4m3:
-    the grid of [256, 512) has step 32 and |y| <= 448, itself on the grid, so no
-    result exceeds 448) is the nearest-even value. Float32 values out."""
-    y = np.multiply(v, np.float64(s), dtype=np.float64)
-    np.clip(y, -fmt.max, fmt.max, out=y)
-    return _round.round_values(y, _RV[fmt])
-
-
-def _mx_round(v, fmt, axis):
-    """The values of ``mx.dequantize(*mx.quantize(v, "mxfp8_<fmt>", axis=axis))`` as
-    float32, for finite 2-d float32 v, blocks of 32 along ``axis`` (the last one
-    partial), OCP's floor rule and nearest-even elements saturating at fmt.max.
-    Per block: amax = max |v|; shared exponent e = floor(log2 amax) - emax_elem
-    (np.frexp: amax = m 2**k with m in [0.5, 1), so floor(log2 amax) = k - 1;
-    e = -127 for an all-zero block; e is clamped below at -127 and cannot exceed
-    127 - 8 for float32 input); elements round(v / 2**e) as `_scale_round` does
-    (v * 2**-e exact in float64; clip; nearest even); the values element * 2**e
-    formed exactly in float64, then cast to float32 as the softfloat path casts
-    its float64 values."""
-    a = v if axis in (-1, 1) else v.T
-    m, n = a.shape
-    nb = -(-n // 32)
-    if nb * 32 != n:
-        pad = np.zeros((m, nb * 32), np.float32)
-        pad[:, :n] = a
-        a = pad
-    b = np.ascontiguousarray(a).reshape(m, nb, 32)
-    amax = np.abs(b).max(axis=2)
-    _, k = np.frexp(amax)
-    e = np.where(amax > 0, k.astype(np.int64) - 1 - fmt.emax, -127)
-    e = np.maximum(e, -127)
-    scale = np.ldexp(1.0, e)[:, :, None]                      # 2**e, float64, exact
-    y = np.multiply(b, 1.0 / scale, dtype=np.float64)          # exact: a power of two
-    np.clip(y, -fmt.max, fmt.max, out=y)
-    q = _round.round_values(y, _RV[fmt]).astype(np.float64) * scale
-    out = q.reshape(m, nb * 32)[:, :n].astype(np.float32)
-    return np.ascontiguousarray(out if axis in (-1, 1) else out.T)
+    """The values of ``mx.quantize_per_tensor(v, fmt, scale=s)`` (float32 out) for
+    finite C-contiguous float32 v, and the largest magnitude of v (its bits), in one
+    pass (softfloat._kernels.mx.scale_values_chunk: v * s is exact in float64, 24 + 24
+    significant bits; then the element rounding of the fast MX kernels, nearest
+    even, saturating at fmt.max: the same single rounding of the exact product as
+    quantize_per_tensor's). Compared bit for bit with softfloat.mx's general kernel
+    in tests/test_nn_fp8.py."""
+    M, emin, maxmag, maxval = _ELEM[fmt]
+    flat = v.reshape(-1)
+    out = np.empty(flat.size, np.float32)
+    if flat.size < MIN_PARALLEL:
+        am = int(_K.scale_values_chunk(0, flat.size, flat, np.float64(s), out, M, emin, maxmag,
+                                       maxval))
+    else:
+        parts = []
+        run_chunks(lambda lo, hi, *a: parts.append(int(_K.scale_values_chunk(lo, hi, *a))) or 0,
+                   flat.size, flat, np.float64(s), out, M, emin, maxmag, maxval)
+        am = max(parts)
+    return out.reshape(v.shape), am
 
 
 class FP8Recipe:
@@ -186,18 +176,20 @@ class FP8Recipe:
         self.grad_rounding = grad_rounding
         self.rng = np.random.default_rng(seed)
         self.delayed: dict = {}          # (site, role) -> softfloat.mx.DelayedScaling
+        #: False: every quantization by softfloat.mx's general kernels (the slow twin
+        #: of the one-pass quantizers; tests compare whole training runs)
+        self.fast = True
 
     # ---- quantizers ------------------------------------------------------
-    def per_tensor(self, v, role, site, fast=True):
+    def per_tensor(self, v, role, site, fast=None):
         """(element values as float32, 1/scale as float32) of a per-tensor scaled
         tensor; role "x", "w" (e4m3) or "dy" (e5m2). ``fast=False``: by
-        `softfloat.mx` itself (`DelayedScaling.quantize` / `quantize_per_tensor`,
-        then the codes' values); ``fast=True`` (finite float32 input): `_scale_round`,
-        compared with it bit for bit in tests."""
+        `softfloat.mx` itself with its fast kernels off (`DelayedScaling.quantize` /
+        `quantize_per_tensor`, then the codes' values); ``fast=True`` (finite
+        float32 input): `_scale_round`, compared with it bit for bit in tests."""
         fmt = _BWD if role == "dy" else _FWD
+        fast = self.fast if fast is None else fast
         v = np.asarray(v)
-        amax = float(np.max(np.abs(v))) if v.size else 0.0
-        fast = fast and v.dtype == np.float32 and np.isfinite(amax)
         ds = None
         if self.recipe == "fp8_delayed":
             key = (site, role)
@@ -205,45 +197,62 @@ class FP8Recipe:
             if ds is None:
                 ds = self.delayed[key] = _mx.DelayedScaling(
                     fmt, margin=self.margin, history_len=self.history_len, algo=self.algo)
-        if not fast:
+        if fast and v.dtype == np.float32 and v.size:
+            v = np.ascontiguousarray(v)
+            if ds is not None:
+                s = ds.scale                      # this step's scale: known beforehand
+                vals, am = _scale_round(v, s, fmt)
+            else:
+                am = _amax_bits(v)
+                s = _mx.fp8_scale(float(np.uint32(am).view(np.float32)), fmt, self.margin) \
+                    if am < 0x7F800000 else None
+                vals = _scale_round(v, s, fmt)[0] if s is not None else None
+            if am < 0x7F800000:                   # finite: the fast values stand
+                if ds is not None:
+                    # DelayedScaling.quantize's bookkeeping: the history (amax of the
+                    # finite values: all of them here) and the next scale
+                    ds.amax_history.append(float(np.uint32(am).view(np.float32)))
+                    ds.amax_history = ds.amax_history[-ds.history_len:]
+                    h = max(ds.amax_history) if ds.algo == "max" else ds.amax_history[-1]
+                    ds.scale = _mx.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
+                return vals, np.float32(1.0) / np.float32(s)     # TE's scale_inv (fp32)
+        with sf.localcontext(fast_paths=fast):
             if ds is not None:
                 codes, s = ds.quantize(v)
             else:
                 codes, s = _mx.quantize_per_tensor(v, fmt, margin=self.margin)
-            vals = _LUT[fmt][codes]           # = sf.from_bits(codes, fmt), exact in float32
-            return vals, np.float32(1.0) / np.float32(s)           # TE's scale_inv (fp32)
-        if ds is not None:
-            # DelayedScaling.quantize's steps: this step's scale, then the history
-            # (amax of the finite values: all of them here) and the next scale
-            s = ds.scale
-            ds.amax_history.append(amax)
-            ds.amax_history = ds.amax_history[-ds.history_len:]
-            h = max(ds.amax_history) if ds.algo == "max" else ds.amax_history[-1]
-            ds.scale = _mx.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
-        else:
-            s = _mx.fp8_scale(amax, fmt, self.margin)
-        return _scale_round(v, s, fmt), np.float32(1.0) / np.float32(s)
+        vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
+        return vals, np.float32(1.0) / np.float32(s)
 
-    def blocked(self, v, role, axis, fast=True):
+    def blocked(self, v, role, axis, fast=None, ts=None):
         """(values as float32, alpha) of a block-scaled operand, blocks along ``axis``
         (its GEMM's reduction axis). MXFP8: the values X * P (exact powers of two
         times element values), alpha 1. NVFP4: X * P without the per-tensor scale ts,
-        alpha = ts (applied after the GEMM, as cuBLAS's alpha). MXFP8 with
-        ``fast=True`` (finite float32 2-d input): `_mx_round`, compared with
-        softfloat.mx bit for bit in tests; otherwise softfloat.mx itself."""
+        alpha = ts (applied after the GEMM, as cuBLAS's alpha). Both by
+        `softfloat.mx.quantize_values` (one pass, values out; its fast kernels are
+        compared with the general ones in tests); ``fast=False``: softfloat.mx's
+        quantize + dequantize with its fast kernels off. ``ts``: NVFP4's per-tensor
+        scale of this very tensor when already known (`softfloat.mx.nvfp4_tensor_scale`
+        of v; the forward pass's, reused by the backward GEMMs)."""
+        v = np.asarray(v)
+        fast = self.fast if fast is None else fast
         if self.recipe == "mxfp8":
             fmt = "mxfp8_e5m2" if role == "dy" else "mxfp8_e4m3"
-            v = np.asarray(v)
-            if fast and v.dtype == np.float32 and v.ndim == 2 and np.isfinite(v).all():
-                return _mx_round(v, _BWD if role == "dy" else _FWD, axis), 1.0
-            codes, scales = _mx.quantize(v, fmt, axis=axis)
-            return _mx.dequantize(codes, scales, fmt, axis=axis).astype(np.float32), 1.0
-        ts = _mx.nvfp4_tensor_scale(v)
-        sr = role == "dy" and self.grad_rounding == "stochastic"
-        codes, scales = _mx.quantize(v, "nvfp4", axis=axis, tensor_scale=ts,
-                                     rounding="stochastic" if sr else "nearest_even",
-                                     seed=self.rng if sr else None)
-        return _mx.dequantize(codes, scales, "nvfp4", axis=axis).astype(np.float32), ts
+            kw = {}
+            alpha = 1.0
+        else:
+            fmt = "nvfp4"
+            if ts is None:
+                ts = _mx.nvfp4_tensor_scale(v)
+            sr = role == "dy" and self.grad_rounding == "stochastic"
+            kw = dict(tensor_scale=ts, rounding="stochastic" if sr else "nearest_even",
+                      seed=self.rng if sr else None)
+            alpha = ts
+        if fast:
+            return _mx.quantize_values(v, fmt, axis=axis, **kw), alpha
+        with sf.localcontext(fast_paths=False):
+            codes, scales = _mx.quantize(v, fmt, axis=axis, **kw)
+            return _mx.dequantize(codes, scales, fmt, axis=axis).astype(np.float32), alpha
 
     # ---- the linear layer's three GEMMs ---------------------------------
     def forward(self, a, b, site):
@@ -256,7 +265,7 @@ class FP8Recipe:
         qa, ta = self.blocked(a, "x", -1)
         qb, tb = self.blocked(b, "w", 0)
         out = fp8_gemm(qa, qb, np.float32(np.float32(ta) * np.float32(tb)))
-        return out, (a, b, site)
+        return out, (a, b, site, ta, tb)
 
     def backward(self, g, ctx, need_a, need_b):
         """Gradients (da, db) of the forward GEMM from dy = g (fp32 (m, n)); None
@@ -266,17 +275,23 @@ class FP8Recipe:
             qa, ia, qb, ib, site = ctx
             qg, ig = self.per_tensor(g, "dy", site)
             if need_a:
-                da = fp8_gemm(qg, np.ascontiguousarray(qb.T), ig * ib, self.model)
+                da = fp8_gemm(qg, qb.T, ig * ib, self.model)
             if need_b:
-                db = fp8_gemm(np.ascontiguousarray(qa.T), qg, ia * ig, self.model)
+                db = fp8_gemm(qa.T, qg, ia * ig, self.model)
             return da, db
-        a, b, site = ctx
+        a, b, site, ta, tb = ctx     # NVFP4: x's and W's tensor scales, from the forward
+        tg = None                    # dy's, from its first quantization
+        # The transposed operands are quantized in place along the other axis and then
+        # viewed transposed (no copies): W^T (n, k) blocked along its axis 0 is W (k, n)
+        # blocked along axis 1, transposed; x^T (k, m) blocked along its last axis is
+        # x (m, k) blocked along axis 0, transposed (same blocks, same values; for
+        # stochastic rounding the same element indices, the blocked axis moved last).
         if need_a:       # dy (m, n) @ W^T (n, k): reduce over n
             qg, tg = self.blocked(g, "dy", -1)
-            qbt, tb = self.blocked(np.ascontiguousarray(b.T), "w", 0)
-            da = fp8_gemm(qg, qbt, np.float32(np.float32(tg) * np.float32(tb)))
+            qb, tb = self.blocked(b, "w", 1, ts=tb)
+            da = fp8_gemm(qg, qb.T, np.float32(np.float32(tg) * np.float32(tb)))
         if need_b:       # x^T (k, m) @ dy (m, n): reduce over m
-            qat, ta = self.blocked(np.ascontiguousarray(a.T), "x", -1)
-            qg, tg = self.blocked(g, "dy", 0)
-            db = fp8_gemm(qat, qg, np.float32(np.float32(ta) * np.float32(tg)))
+            qa, ta = self.blocked(a, "x", 0, ts=ta)
+            qg, tg = self.blocked(g, "dy", 0, ts=tg)
+            db = fp8_gemm(qa.T, qg, np.float32(np.float32(ta) * np.float32(tg)))
         return da, db

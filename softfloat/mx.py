@@ -17,9 +17,12 @@ nvfp4           fp4_e2m1    16     fp8_e4m3 codes, times an   2
                                    fp32 per-tensor scale
 ==============  ==========  =====  =========================  ==========
 
-Scale rules (MX; amax = max |V_i| over the block; E8M0 holds X = 2**e):
+Scale rules (MX; amax = max |V_i| over the block; E8M0 holds X = 2**e). The
+``scale_rule`` keyword defaults to None: ``"floor"`` for the MX formats and
+``"nearest"`` for NVFP4 (whose rules are ``"nearest"`` and ``"up"``, below); an MX
+rule with NVFP4, or an NVFP4 rule with an MX format, raises ValueError.
 
-``"floor"`` (OCP MX v1.0, section 6.3)
+``"floor"`` (OCP MX v1.0, section 6.3; the default)
     e = floor(log2(amax)) - emax_elem. Elements above the element format's
     largest value (amax may need up to 2**(emax_elem+1)) saturate to it.
 ``"ceil"`` (torchao CEIL)
@@ -70,19 +73,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from . import _validate as V
 from ._kernels import mx as K
-from ._parallel import run_chunks
+from ._kernels.core import K_FN, K_FNU, K_IEEE
+from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
 from .rounding import Rounding
 
 __all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",
-           "nvfp4_tensor_scale", "pack_fp4", "unpack_fp4", "SCALE_RULES",
+           "quantize_values", "nvfp4_tensor_scale", "pack_fp4", "unpack_fp4", "SCALE_RULES",
            "fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling"]
 
 SCALE_RULES = ("floor", "ceil", "even", "rceil")
@@ -247,6 +252,140 @@ def _sig_exp(v: float):
 # ---------------------------------------------------------------------------
 # quantize / dequantize
 # ---------------------------------------------------------------------------
+def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
+    """Checked arguments of `quantize` / `quantize_values` as a namespace."""
+    bf = block_format(fmt)
+    a = V.as_values(x)
+    if a.ndim == 0:
+        raise ValueError("x: expected an array of at least one dimension")
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)          # exact: float16 values are float32 values
+    (br, bc), axes = _blocks_and_axes(a.ndim, block, axis, bf)
+    nv = bf.scale is FP8_E4M3
+    if scale_rule is None:
+        scale_rule = "nearest" if nv else "floor"
+    allowed = NVFP4_SCALE_RULES if nv else SCALE_RULES
+    if scale_rule not in allowed:
+        hint = (" (the MX rules floor/ceil/even/rceil choose a power-of-two E8M0 scale; "
+                "NVFP4's e4m3 scale is amax / (6 * tensor_scale) rounded to nearest or up)"
+                if nv else "")
+        raise ValueError(f"scale_rule: expected one of {allowed} for {bf.name}, got "
+                         f"{scale_rule!r}{hint}")
+    if tensor_scale is not None and not nv:
+        raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
+    ts_exp, ts_sig, _ = _tensor_scale(tensor_scale)
+    res = resolve(rounding, overflow="saturate", seed=seed)
+    sr = res.rounding == Rounding.STOCHASTIC
+    key = random_key(res.seed) if sr else 0
+    maxe_exp, maxe_sig = _static(bf)[0]
+    # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
+    # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
+    fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
+            and not (nv and sr) and a.size > 0)
+    return SimpleNamespace(bf=bf, a=a, br=br, bc=bc, axes=axes, nv=nv, rule=_RULES[scale_rule],
+                           s_up=int(scale_rule == "up"), ts_exp=ts_exp, ts_sig=ts_sig, res=res,
+                           sr=sr, key=key, maxe_exp=maxe_exp, maxe_sig=maxe_sig, fast=fast)
+
+
+def _general(p):
+    """The general kernel (`_kernels.mx.quantize_chunk`): every case."""
+    bf, a, axes, br, bc, res = p.bf, p.a, p.axes, p.br, p.bc, p.res
+    if bf.is_int:
+        E, M, bias, kind = 8, 30, -29, 0     # the integer pseudo format (see the kernel)
+        pol = kernel_policy(res, get_format("fp32"))
+        elem = K.ELEM_INT8
+    else:
+        E, M, bias, kind = bf.elem.params
+        pol = kernel_policy(res, bf.elem)
+        elem = K.ELEM_FLOAT
+    spol = kernel_policy(resolve("upward" if p.s_up else "nearest_even", overflow="saturate"),
+                         FP8_E4M3)
+    a3, moved_shape = _to_3d(a, axes)
+    B, R, C = a3.shape
+    nblocks = B * (-(-R // br)) * (-(-C // bc))
+    hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
+    xb = V.int_view(a3).reshape(-1)
+    codes = np.empty(a3.size, np.uint8)
+    scales = np.empty(nblocks, np.uint8)
+    if a3.size:
+        run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, hE, hM, hb,
+                   a.dtype == np.float32, codes, scales, elem, E, M, bias, kind,
+                   pol, p.key, 1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+                   p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, spol)
+    codes = _from_moved(codes, moved_shape, axes)
+    scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
+    return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
+
+
+def elem_params(bf):
+    """(M, emin, largest magnitude encoding, sign bit position, is MXINT8) of a block
+    format's element, as the fast kernels take them (MXINT8: the "format" of
+    multiples of 2**-6 below 2, M = 6, emin = 0, largest magnitude 127)."""
+    if bf.is_int:
+        return 6, 0, 127, 8, True
+    E, M, bias, kind = bf.elem.params
+    if kind == K_IEEE:
+        maxmag = (((1 << E) - 1) << M) - 1          # as _kernels.core.max_mag
+    elif kind in (K_FN, K_FNU):
+        maxmag = (1 << (E + M)) - 2
+    else:
+        maxmag = (1 << (E + M)) - 1
+    return M, 1 - bias, maxmag, E + M, False
+
+
+_STATIC: dict = {}
+# the fast kernels' rounding masks (nearest-even, nearest-away, upward, downward, odd)
+# per rounding code; toward zero and stochastic have none set
+_MASKS = {int(m): tuple(int(m == k) for k in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
+                                                Rounding.UPWARD, Rounding.DOWNWARD,
+                                                Rounding.ODD))
+          for m in Rounding}
+# the output a fast kernel call does not write (never read or written there)
+_DUMMY_U8 = np.empty(1, np.uint8)
+_DUMMY_F32 = np.empty(1, np.float32)
+
+
+def _static(bf):
+    """(`_sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
+    r = _STATIC.get(bf)
+    if r is None:
+        r = _STATIC[bf] = (_sig_exp(bf.max_elem), elem_params(bf))
+    return r
+
+
+def _fast(p, want_vals):
+    """The fast kernels on float32 x viewed as (B, L, T) around the blocked axis (no
+    copy of a C-contiguous x). Returns (codes or values, scales), or None when the
+    thread's MXCSR flushes subnormals (the caller then takes the general kernel)."""
+    bf, a, ax, bl = p.bf, np.ascontiguousarray(p.a), p.axes[1], p.bc
+    shape = a.shape
+    B = math.prod(shape[:ax])
+    L = shape[ax]
+    T = math.prod(shape[ax + 1:])
+    nL = -(-L // bl)
+    M, emin, maxmag, sshift, is_int = _static(bf)[1]
+    masks = _MASKS[int(p.res.rounding)]
+    flat = a.reshape(-1)
+    n = flat.size
+    codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
+    vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
+    scales = np.empty(B * nL * T, np.uint8)
+    kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
+            is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
+            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    if n < MIN_PARALLEL:
+        r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
+    else:
+        r = run_chunks_weighted(kern, B * nL, bl * T, *args)
+    if r < 0:
+        return None
+    sshape = shape[:ax] + (nL,) + shape[ax + 1:]
+    out = vals.reshape(shape) if want_vals else codes.reshape(shape)
+    return out, scales.reshape(sshape)
+
+
 def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_even", seed=None,
              tensor_scale=None):
     """Quantize ``x`` into a block-scaled format: ``(codes, scales)``.
@@ -264,9 +403,13 @@ def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_
     block : int or (int, int), optional
         Block size override (default 32 for MX, 16 for NVFP4): 1-D blocks
         (1x32, 1x16, 1x128, ...) or 2-D blocks ((16, 16), (128, 128), ...).
-    scale_rule : str, optional
-        MX: ``"floor"`` (default, OCP v1.0), ``"ceil"``, ``"even"``, ``"rceil"``;
-        NVFP4: ``"nearest"`` (default) or ``"up"``. See the module docstring.
+    scale_rule : str or None
+        None (the default) means ``"floor"`` (OCP MX v1.0) for the MX formats and
+        ``"nearest"`` for ``"nvfp4"``. MX formats take ``"floor"``, ``"ceil"``,
+        ``"even"`` or ``"rceil"``; ``"nvfp4"`` takes ``"nearest"`` or ``"up"``
+        (its e4m3 scale is not a power of two, so the MX rules have no meaning
+        there: ``scale_rule="floor"`` with ``"nvfp4"`` raises ValueError, as does
+        ``"nearest"`` with an MX format). See the module docstring for the formulas.
     rounding : str
         Element rounding mode (softfloat.ROUNDING_MODES), stochastic included.
     seed : int or numpy Generator, optional
@@ -280,52 +423,39 @@ def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_
     scales : ndarray of uint8 (E8M0 codes; e4m3 codes for NVFP4), the shape of x
         with each blocked axis of length n replaced by ceil(n / block).
     """
-    bf = block_format(fmt)
-    a = V.as_values(x)
-    if a.ndim == 0:
-        raise ValueError("x: expected an array of at least one dimension")
-    if a.dtype == np.float16:
-        a = a.astype(np.float32)          # exact: float16 values are float32 values
-    (br, bc), axes = _blocks_and_axes(a.ndim, block, axis, bf)
-    nv = bf.scale is FP8_E4M3
-    if scale_rule is None:
-        scale_rule = "nearest" if nv else "floor"
-    allowed = NVFP4_SCALE_RULES if nv else SCALE_RULES
-    if scale_rule not in allowed:
-        raise ValueError(f"scale_rule: expected one of {allowed} for {bf.name}, got {scale_rule!r}")
-    if tensor_scale is not None and not nv:
-        raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
-    ts_exp, ts_sig, _ = _tensor_scale(tensor_scale)
-    res = resolve(rounding, overflow="saturate", seed=seed)
-    if bf.is_int:
-        E, M, bias, kind = 8, 30, -29, 0     # the integer pseudo format (see the kernel)
-        pol = kernel_policy(res, get_format("fp32"))
-        elem = K.ELEM_INT8
-    else:
-        E, M, bias, kind = bf.elem.params
-        pol = kernel_policy(res, bf.elem)
-        elem = K.ELEM_FLOAT
-    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    spol = kernel_policy(resolve("upward" if scale_rule == "up" else "nearest_even",
-                                 overflow="saturate"), FP8_E4M3)
-    maxe_exp, maxe_sig = _sig_exp(bf.max_elem)
-    a3, moved_shape = _to_3d(a, axes)
-    B, R, C = a3.shape
-    nblocks = B * (-(-R // br)) * (-(-C // bc))
-    hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
-    xb = V.int_view(a3).reshape(-1)
-    codes = np.empty(a3.size, np.uint8)
-    scales = np.empty(nblocks, np.uint8)
-    if a3.size:
-        run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, hE, hM, hb,
-                   a.dtype == np.float32, codes, scales, elem, E, M, bias, kind, pol, key,
-                   1 if nv else 0, _RULES[scale_rule], bf.emax_elem, bf.elem_precision,
-                   maxe_exp, maxe_sig, ts_exp, ts_sig, spol)
-    codes = _from_moved(codes, moved_shape, axes)
-    scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
-    if bf.is_int:
+    p = _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale)
+    r = _fast(p, False) if p.fast else None
+    codes, scales = r if r is not None else _general(p)
+    if p.bf.is_int:
         codes = codes.view(np.int8)
-    return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
+    return codes, scales
+
+
+def quantize_values(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_even",
+                    seed=None, tensor_scale=None):
+    """The values of the quantized elements, in one pass: float32 ``X * P`` for each
+    element code P and its block scale X, i.e. ``dequantize(*quantize(x, fmt, ...),
+    fmt, axis=axis, block=block)`` (same arguments as `quantize`) cast to float32,
+    which is exact: X * P is a float32 value for every MX format (P has at most 4
+    significant bits, X = 2**e with e >= -127, so the smallest nonzero value is at
+    least 2**-127 * 2**-16 >= 2**-149) and for NVFP4 without the per-tensor scale;
+    the one exception is a value at or beyond 2**128 (an element rounded up past a
+    block amax near float32's largest value, possible with the ceil, even and
+    rceil rules or a directed rounding), which becomes +-inf as numpy's cast makes it.
+    For NVFP4 the per-tensor scale (``tensor_scale``) is used to choose the block
+    scales but is **not** applied to the values (apply it after the GEMM, as cuBLAS's
+    alpha does: P * s * ts need not be a float32). A block with a NaN scale (a NaN
+    or an infinity in the block) gives NaNs. Fast for float32 input with 1-D blocks;
+    otherwise by `quantize` and `dequantize`."""
+    p = _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale)
+    r = _fast(p, True) if p.fast else None
+    if r is not None:
+        return r[0]
+    codes, scales = _general(p)
+    if p.bf.is_int:
+        codes = codes.view(np.int8)
+    with np.errstate(invalid="ignore"):
+        return dequantize(codes, scales, p.bf, axis=axis, block=block).astype(np.float32)
 
 
 _LUTS: dict = {}
@@ -393,7 +523,12 @@ def nvfp4_tensor_scale(x) -> float:
     """The usual NVFP4 per-tensor scale: amax(|x|) / (448 * 6) rounded to float32
     (torchao ``per_tensor_amax_to_scale``); 1.0 for an all-zero x."""
     a = V.as_values(x)
-    amax = float(np.max(np.abs(a))) if a.size else 0.0
+    if a.dtype == np.float32 and a.size:
+        # one vectorised pass over the bits (float32 magnitudes order like their bits)
+        a = np.ascontiguousarray(a).reshape(-1)
+        amax = float(np.uint32(K.amax_chunk(0, a.size, a)).view(np.float32))
+    else:
+        amax = float(np.max(np.abs(a))) if a.size else 0.0
     if not math.isfinite(amax):
         raise ValueError("x: the per-tensor scale needs finite values")
     if amax == 0:

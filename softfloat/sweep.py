@@ -18,7 +18,8 @@ fastest):
   two neighbours (-1, +1 unit in the last place) plus one extreme value chosen
   by ``(a ^ b) & 3`` (+0, -0, +max, -max), so every pair meets each kind of
   hard addend and the whole 2**32 pairs make 2**34 triples;
-* unary ops (``sqrt``) and conversions (``convert:<dst>``): every encoding;
+* unary ops (``sqrt``) and conversions (``convert:<dst>``): every encoding
+  (formats of at most 19 bits: tf32's 2**19 included);
 * ``from_float32`` into a format: every float32 bit pattern (2**32), rounded
   by `softfloat.to_bits`.
 
@@ -80,6 +81,7 @@ BLOCK = 1 << 20            # cases per kernel call
 FAMILY_SIZE = 16           # addends per (a, b) pair of the "cancel" fma family
 FAMILIES = {"cancel": FAMILY_SIZE, "cancel4": 4}   # fma addend families and their sizes
 SHARD_FORMAT = 2           # version of the shard file layout
+MAX_UNARY_BITS = 19        # unary ops and conversions: sources up to tf32 (2**19 encodings)
 
 
 # ---------------------------------------------------------------------------
@@ -205,8 +207,11 @@ class Space:
             fn = f.name if f.kind == "fnu" else self.dst.name
             raise ValueError(f"sweeps do not cover fnu formats ({fn}: no sign, no zero); "
                              f"tests/test_mx_formats.py checks e8m0 against the exact reference")
-        if self.kind in ("binary", "unary", "ternary", "convert") and f.nbits > 16:
+        if self.kind in ("binary", "ternary") and f.nbits > 16:
             raise ValueError(f"{op} sweeps cover formats of at most 16 bits, not {f.name}")
+        if self.kind in ("unary", "convert") and f.nbits > MAX_UNARY_BITS:
+            raise ValueError(f"{op} sweeps cover formats of at most {MAX_UNARY_BITS} bits "
+                             f"(tf32), not {f.name}")
         if self.kind == "from_float32" and f.precision > 25:
             raise ValueError(f"from_float32 sweeps target formats of at most 16 bits")
         nargs = {"binary": 2, "ternary": 3}.get(self.kind, 1)
@@ -1018,8 +1023,9 @@ TABLE_FORMATS8 = ("fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz")
 def table_runs(fma=False) -> list:
     """The runs of the results table, as (op, format, mode) in table order:
     fp16/bf16 and the fp8 formats x add, sub, mul, div; sqrt of each; every
-    conversion between them; float32 -> fp16 and -> bf16; all in the six
-    deterministic modes. ``fma=True`` adds fp8 fma (every triple)."""
+    conversion between them; float32 -> fp16 and -> bf16; sqrt of tf32 and
+    tf32 <-> fp16, bf16; all in the six deterministic modes. ``fma=True`` adds
+    fp8 fma (every triple)."""
     fmts = TABLE_FORMATS16 + TABLE_FORMATS8
     runs = []
     for f in fmts:
@@ -1031,6 +1037,11 @@ def table_runs(fma=False) -> list:
                 runs += [(f"convert:{d}", s, m) for m in DETERMINISTIC_MODES]
     for f in TABLE_FORMATS16:
         runs += [("from_float32", f, m) for m in DETERMINISTIC_MODES]
+    # tf32 (19 bits): sqrt and the conversions to and from fp16 and bf16
+    runs += [("sqrt", "tf32", m) for m in DETERMINISTIC_MODES]
+    for f in TABLE_FORMATS16:
+        runs += [(f"convert:{f}", "tf32", m) for m in DETERMINISTIC_MODES]
+        runs += [("convert:tf32", f, m) for m in DETERMINISTIC_MODES]
     if fma:
         for f in ("fp8_e4m3", "fp8_e5m2"):
             runs += [("fma", f, m) for m in DETERMINISTIC_MODES]

@@ -276,3 +276,25 @@ def test_mxfp8_fast_path_equals_softfloat_mx(role, axis):
         a, _ = P.fp8.blocked(v, role, axis)
         b, _ = P.fp8.blocked(v, role, axis, fast=False)
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+@pytest.mark.parametrize("kw", [dict(recipe="fp8_current"), dict(recipe="fp8_delayed"),
+                                dict(recipe="mxfp8"), dict(recipe="nvfp4"),
+                                dict(recipe="nvfp4", grad_rounding="stochastic")])
+def test_training_fast_equals_softfloat_kernels(kw):
+    """Three training steps with the one-pass quantizers and with softfloat.mx's general
+    kernels (FP8Recipe.fast = False): the same parameters, bit for bit (the backward
+    GEMMs' reuse of the forward's tensor scales and the transposed views included)."""
+    x, y, _, _ = nn_data.digits()
+    out = []
+    for fast in (True, False):
+        P = nn.Precision(**kw, seed=3)
+        P.fp8.fast = fast
+        m = nn.MLP([64, 48, 40, 10], seed=0)
+        opt = nn.SGD(m.parameters(), lr=0.1, precision=P)
+        sc = nn.make_scaler(P)
+        for i in range(3):
+            nn.train_step(m, opt, sc, x[i * 50:(i + 1) * 50], y[i * 50:(i + 1) * 50])
+        out.append([p.data.copy() for p in m.parameters()])
+    for a, b in zip(*out):
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))

@@ -103,6 +103,38 @@ def test_sqrt_sweep_fp16():
         assert rep["mismatches"] == 0, (mode, rep["first_mismatches"])
 
 
+@needs_arith
+def test_tf32_sweeps_exhaustive(monkeypatch):
+    """tf32 (19 bits): sqrt and conversions to and from fp16 / bf16 over every
+    encoding, NaN patterns compared; binary ops of tf32 are refused (2**38
+    pairs), as are wider sources."""
+    runs = [("convert:fp16", "tf32", 1 << 19), ("convert:bf16", "tf32", 1 << 19),
+            ("convert:tf32", "bf16", 1 << 16), ("sqrt", "tf32", 1 << 19)]
+    for mode in ("nearest_even", "upward", "odd"):
+        for op, fmt, n in runs:
+            rep = S.run_sweep(op, fmt, mode)
+            assert rep["exhaustive"] and rep["cases"] == n
+            assert rep["mismatches"] == 0, (op, fmt, mode, rep["first_mismatches"])
+    with pytest.raises(ValueError, match="at most 16 bits"):
+        S.Space("add", "tf32")
+    with pytest.raises(ValueError, match="at most 19 bits"):
+        S.Space("convert:fp16", "fp32")
+    # a NaN payload dropped in tf32 -> fp16 (signaling NaN 0x3fc01: expected
+    # 0x7e01, the quieted payload) is a mismatch unless any NaN is accepted
+    real = S._subject
+
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
+        r = r.copy()
+        r[0x3FC01] = 0x7E00
+        return r, fl
+    monkeypatch.setattr(S, "_subject", subject)
+    rep = S.run_sweep("convert:fp16", "tf32", "nearest_even")
+    assert rep["mismatches"] == 1 and rep["first_mismatches"][0]["expected"] == "0x7e01"
+    assert rep["first_mismatches"][0]["operands"] == ["0x3fc01"]
+    assert S.run_sweep("convert:fp16", "tf32", "nearest_even", check_nan=False)["mismatches"] == 0
+
+
 # ---------------------------------------------------------------------------
 # the engine finds faults
 def _faulty(monkeypatch, flip_bits=None, flip_flags=None):
@@ -130,6 +162,39 @@ def test_engine_reports_injected_mismatches(monkeypatch):
     assert e1["operands"] == ["0x4000"] and e1["kind"] == "flags"
     assert e1["got_flags"] == e1["expected_flags"] ^ 2
     assert S.main(["fp16", "convert:fp8_e4m3", "--out", "", "--quiet"]) == 1
+
+
+@needs_arith
+def test_engine_finds_binary_faults_through_the_simd_kernels(monkeypatch):
+    """A flipped result bit (finite operands: the SIMD kernel), a flipped flag and
+    a wrong NaN payload (a NaN operand: the scalar special pass) in fp16 division
+    sweeps are all reported, with their operands and expectations."""
+    real = S._subject
+    bad = {0x3C00 * 65536 + 0x4000: ("bits", 1), 0x3C00 * 65536 + 0x4001: ("flags", 0),
+           0x3C01 * 65536 + 0x7E05: ("bits", 2)}
+
+    def subject(sp, mode, ops):
+        r, fl = real(sp, mode, ops)
+        r, fl = r.copy(), fl.copy()
+        a0 = int(np.asarray(ops[0]).ravel()[0]) << 16
+        for case, (kind, x) in bad.items():
+            k = case - a0
+            if 0 <= k < r.size:
+                if kind == "bits":
+                    r[k] ^= x
+                else:
+                    fl[k] ^= 1
+        return r, fl
+    monkeypatch.setattr(S, "_subject", subject)
+    for mode in ("nearest_even", "upward"):
+        rep = S.run_sweep("div", "fp16", mode, shards=1 << 16, shard_ids=[0x3C00, 0x3C01])
+        assert (rep["bits_mismatches"], rep["flag_mismatches"]) == (2, 1), rep
+        ex = {e["case"]: e for e in rep["first_mismatches"]}
+        assert ex[0x3C00 * 65536 + 0x4000]["operands"] == ["0x3c00", "0x4000"]
+        assert ex[0x3C00 * 65536 + 0x4000]["expected"] == "0x3800"        # 1 / 2
+        assert ex[0x3C00 * 65536 + 0x4001]["kind"] == "flags"
+        nan = ex[0x3C01 * 65536 + 0x7E05]
+        assert nan["expected"] == "0x7e05" and nan["got"] == "0x7e07"     # b's payload
 
 
 def test_nan_patterns_are_compared_unless_any_nan(monkeypatch):
@@ -462,6 +527,8 @@ def test_table_command_sampled(tmp_path, capsys):
     assert len([r for r in runs if r[0] in O.BINARY_OPS and r[1] in ("fp16", "bf16")]) == 48
     assert ("from_float32", "bf16", "odd") in runs and ("convert:fp8_e4m3", "bf16", "upward") in runs
     assert ("sqrt", "fp8_e5m2", "downward") in runs
+    assert ("convert:fp16", "tf32", "odd") in runs and ("convert:tf32", "bf16", "upward") in runs
+    assert ("sqrt", "tf32", "nearest_even") in runs
     assert S.main(["table", "--out", str(tmp_path), "--sample", "5000", "--only", "mul bf16",
                    "--quiet"]) == 0
     table = open(tmp_path / "RESULTS.md").read()

@@ -127,6 +127,38 @@ def test_oracle_convert_matches_fractions(fmt):
                 assert (int(bits[k]), int(flg[k])) == r, (mode, m, hex(x[k]))
 
 
+def test_oracle_tf32_sources_match_fractions_and_mpfr():
+    """tf32 (19 bits) -> fp16 / bf16 / fp8 and sqrt of tf32: every encoding by
+    both oracles (they agree, NaN patterns included), samples against the exact
+    reference and MPFR."""
+    t = sf.get_format("tf32")
+    allx = np.arange(1 << 19, dtype=np.uint32)
+    rng = np.random.default_rng(8)
+    sample = rng.integers(0, 1 << 19, 300)
+    for dst in ("fp16", "bf16", "fp8_e4m3"):
+        d = sf.get_format(dst)
+        h, hf = O.oracle_convert(allx, t, d, method="host")
+        r, rf = O.oracle_convert(allx, t, d, method="ro53")
+        assert np.array_equal(h, r) and np.array_equal(hf, rf), dst
+        for mode in MODES:
+            r, rf = O.oracle_convert(allx, t, d, mode)
+            for k in sample:
+                assert O.mpfr_convert(int(k), t, d, mode) == (r[k], rf[k]), (dst, mode, hex(k))
+                dk = ref.decode(int(k), t)
+                if dk.cls == "finite":
+                    v = dk.value
+                    assert ref.round_exact(int(v < 0), abs(v), d, mode) == (r[k], rf[k])
+    h, hf = O.oracle_unary("sqrt", allx, t, method="host")
+    r, rf = O.oracle_unary("sqrt", allx, t, method="ro53")
+    assert np.array_equal(h, r) and np.array_equal(hf, rf)
+    for mode in MODES:
+        r, rf = O.oracle_unary("sqrt", allx, t, mode)
+        for k in sample:
+            assert O.mpfr_unary("sqrt", int(k), t, mode) == (r[k], rf[k]), (mode, hex(k))
+    with pytest.raises(ValueError, match="19 bits"):
+        O.oracle_unary("sqrt", np.zeros(1, np.uint32), "fp32")
+
+
 def test_oracle_specials():
     f = sf.get_format("fp16")
     inf, ninf, qn, sn, one, z, nz = 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x3C00, 0x0000, 0x8000
@@ -350,3 +382,131 @@ def test_fma_oracle_argument_errors():
         O.oracle_fma(np.uint8(1), np.uint16(1), np.uint16(1), "fp16")
     with pytest.raises(ValueError, match="host oracle"):
         O.oracle_fma(np.uint16(1), np.uint16(1), np.uint16(1), "fp16", method="host")
+
+
+# ---------------------------------------------------------------------------
+# the SIMD twins (softfloat.sweep_oracles.simd) against the scalar kernels
+from softfloat.sweep_oracles import check as _check   # noqa: E402
+
+
+def _scalar_check(op, layout, f, mode, mc, got, gotf):
+    old = _check.USE_SIMD
+    _check.USE_SIMD = False
+    try:
+        return O.check_block(op, layout, f, f, mode, mc, got, gotf)
+    finally:
+        _check.USE_SIMD = old
+
+
+def _simd_agrees(op, layout, f, mode, meth, kind):
+    """check_block by the SIMD kernels (a) on the scalar oracle's results: no
+    mismatch, i.e. the twins agree on bits, flags and NaN patterns at every
+    case; (b) on results with flipped bits and flags: the same counts and codes
+    as the scalar check kernel."""
+    m = sf.get_rounding(mode)
+    mc = O.method_code(meth, f, m, op)
+    assert _check._simd_kind(op, layout) == kind
+    exp, expf = O.oracle_block(op, layout, f, f, m, mc)            # the scalar oracle
+    got = exp.astype(f.dtype)
+    assert O.check_block(op, layout, f, f, m, mc, got, expf) == (0, 0, None), (op, mode, meth)
+    rng = np.random.default_rng(layout.n % 1000)
+    pos = rng.choice(layout.n, 40, replace=False)
+    g2, f2 = got.copy(), expf.copy()
+    g2[pos[:20]] ^= 1
+    f2[pos[20:]] ^= 4
+    k1, k2, code = O.check_block(op, layout, f, f, m, mc, g2, f2)
+    s1, s2, scode = _scalar_check(op, layout, f, m, mc, g2, f2)
+    assert (k1, k2) == (s1, s2) == (20, 20) and np.array_equal(code, scode), (op, mode, meth)
+
+
+def _methods(mode):
+    return ["host", "ro53"] if mode == "nearest_even" else ["ro53"]
+
+
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz"])
+def test_simd_rows_match_scalar_fp8_all_pairs(fmt):
+    f = sf.get_format(fmt)
+    allb = np.arange(256, dtype=np.int64)
+    lay = O.Layout.outer(allb, allb)
+    for op in O.BINARY_OPS:
+        for mode in MODES:
+            for meth in _methods(mode):
+                _simd_agrees(op, lay, f, mode, meth, "rows")
+
+
+# rows: subnormals, the smallest and largest normals, one, specials, random
+_ROWS = {"fp16": [0x0001, 0x0155, 0x03FF, 0x0400, 0x0401, 0x3C00, 0x3C01, 0x3555, 0x7BFF,
+                  0x7C00, 0x7C01, 0x7E00, 0x0000, 0x8000, 0x8001, 0x83FF, 0xBC00, 0xFBFF],
+         "bf16": [0x0001, 0x0055, 0x007F, 0x0080, 0x0081, 0x3F80, 0x3F81, 0x3EAB, 0x7F7F,
+                  0x7F80, 0x7F81, 0x7FC0, 0x0000, 0x8000, 0x8001, 0x807F, 0xBF80, 0xFF7F]}
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_simd_rows_match_scalar_fp16_bf16(fmt):
+    """Rows x every b (2**16): 24 rows per op and mode, every case compared."""
+    f = sf.get_format(fmt)
+    rng = np.random.default_rng(6)
+    a = np.unique(np.concatenate([_ROWS[fmt], rng.integers(0, 1 << 16, 6)])).astype(np.int64)
+    lay = O.Layout.outer(a, np.arange(1 << 16, dtype=np.int64))
+    for op in O.BINARY_OPS:
+        for mode in MODES:
+            for meth in _methods(mode):
+                _simd_agrees(op, lay, f, mode, meth, "rows")
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_simd_flat_match_scalar_and_testfloat_level1(fmt):
+    """Flat blocks (sampled sweeps): every TestFloat level-1 case of the four
+    binary ops (46,464 each), SIMD twin against the scalar kernel and against
+    the library's kernel (bits, flags, NaN patterns); a slice against the
+    exact reference."""
+    f = sf.get_format(fmt)
+    pre = {"fp16": "f16", "bf16": "bf16"}[fmt]
+    for op in O.BINARY_OPS:
+        total = 0
+        for _, (a, b) in _level1(f"{pre}_{op}"):
+            total += a.size
+            lay = O.Layout.flat(a, b)
+            for mode in MODES:
+                m = sf.get_rounding(mode)
+                for meth in _methods(mode):
+                    _simd_agrees(op, lay, f, mode, meth, "flat")
+                got, gotf = getattr(sf, op)(a, b, f, mode, return_flags=True)
+                assert O.check_block(op, lay, f, f, m, O.method_code("auto", f, m, op),
+                                     got, gotf)[:2] == (0, 0), (op, mode)
+                bits, flg = O.oracle_binary(op, a[:300], b[:300], f, mode)
+                for k in range(300):
+                    r = _reference_binary(op, a[k], b[k], f, mode)
+                    if r is not None:
+                        assert r == (int(bits[k]), int(flg[k])), (op, mode, k)
+        assert total == 46464
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_simd_rows_agree_with_mpfr(fmt):
+    """Sampled cases of a rows block: the expected results replaced by MPFR's,
+    the SIMD check must find no mismatch."""
+    f = sf.get_format(fmt)
+    rng = np.random.default_rng(7)
+    a = np.sort(rng.choice(1 << 16, 4, replace=False)).astype(np.int64)
+    lay = O.Layout.outer(a, np.arange(1 << 16, dtype=np.int64))
+    for op in O.BINARY_OPS:
+        for mode in MODES:
+            m = sf.get_rounding(mode)
+            mc = O.method_code("auto", f, m, op)
+            exp, expf = O.oracle_block(op, lay, f, f, m, mc)
+            got = exp.astype(f.dtype)
+            for k in rng.choice(lay.n, 120, replace=False):
+                got[k], expf[k] = O.mpfr_binary(op, int(a[k >> 16]), int(k & 0xFFFF), f, m)
+            assert O.check_block(op, lay, f, f, m, mc, got, expf) == (0, 0, None), (op, mode)
+
+
+def test_simd_switch(monkeypatch):
+    """SOFTFLOAT_SWEEP_SIMD=0 turns the SIMD kernels off (read at import)."""
+    import subprocess
+    import sys
+    code = "from softfloat.sweep_oracles import check; print(check.USE_SIMD)"
+    env = dict(os.environ, SOFTFLOAT_SWEEP_SIMD="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -15,7 +15,7 @@ from numba import njit
 
 from .._parallel import run_chunks
 
-from .arith import OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, binary_one
+from .arith import OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, add_one, div_one, mul_one
 from .core import P_MODE, RDN, RNA, RNE, RTO, RUP, clz64
 
 
@@ -110,42 +110,85 @@ def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
     return fa
 
 
+# One two-pass loop per operation family, so that the first call of an operation
+# compiles its own pass 2 (the family's general element function, arith.add_one,
+# ...) only. Pass 1 is `_pass1` with the operation as a constant (one loop each).
 @njit(cache=True, nogil=True)
-def binary_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
-    """Elements lo..hi of `binary_fast_array`; returns the OR of their flags."""
+def addsub_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
+    """Elements lo..hi of `binary_fast_array` for OP_ADD/OP_SUB; returns the OR of
+    their flags."""
     mode = pol[P_MODE]
     m_rne = np.int64(mode == RNE)
     m_rna = np.int64(mode == RNA)
     m_up = np.int64(mode == RUP)
     m_dn = np.int64(mode == RDN)
     m_odd = np.int64(mode == RTO)
-    # pass 1: branch-free, one loop per op so that each one vectorizes
     if op == OP_ADD:
+        negb = _I0
         fa = _pass1(OP_ADD, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
                     m_dn, m_odd)
-    elif op == OP_SUB:
+    else:
+        negb = np.int64(1)
         fa = _pass1(OP_SUB, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
                     m_dn, m_odd)
-    elif op == OP_MUL:
-        fa = _pass1(OP_MUL, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
-                    m_dn, m_odd)
-    else:
-        fa = _pass1(OP_DIV, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
-                    m_dn, m_odd)
-    # pass 2: the rest, by the general path
     for i in range(lo, hi):
         if scratch[i] >= 128:
-            v, f = binary_one(op, np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
+            v, f = add_one(negb, np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
             out[i] = v
             scratch[i] = f
             fa |= f
     return fa
 
 
+@njit(cache=True, nogil=True)
+def mul_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
+    """Elements lo..hi of `binary_fast_array` for OP_MUL; returns the OR of their flags."""
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    fa = _pass1(OP_MUL, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
+                m_odd)
+    for i in range(lo, hi):
+        if scratch[i] >= 128:
+            v, f = mul_one(np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
+            out[i] = v
+            scratch[i] = f
+            fa |= f
+    return fa
+
+
+@njit(cache=True, nogil=True)
+def div_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
+    """Elements lo..hi of `binary_fast_array` for OP_DIV; returns the OR of their flags."""
+    mode = pol[P_MODE]
+    m_rne = np.int64(mode == RNE)
+    m_rna = np.int64(mode == RNA)
+    m_up = np.int64(mode == RUP)
+    m_dn = np.int64(mode == RDN)
+    m_odd = np.int64(mode == RTO)
+    fa = _pass1(OP_DIV, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
+                m_odd)
+    for i in range(lo, hi):
+        if scratch[i] >= 128:
+            v, f = div_one(np.int64(a[i]), np.int64(b[i]), E, M, bias, kind, pol, _I0)
+            out[i] = v
+            scratch[i] = f
+            fa |= f
+    return fa
+
+
+_FAST_CHUNK = {OP_ADD: addsub_fast_chunk, OP_SUB: addsub_fast_chunk, OP_MUL: mul_fast_chunk,
+               OP_DIV: div_fast_chunk}
+
+
 def binary_fast_array(op, a, b, out, scratch, want_flags, E, M, bias, kind, pol, chunk=None):
     """out = op(a, b) for OP_ADD/SUB/MUL/DIV, IEEE kind, deterministic modes;
     a, b: full-size flat arrays. scratch (uint8, size of out) ends up holding
     the per-element flags (pass the flags array when they are wanted).
-    Runs `binary_fast_chunk` in parallel chunks; returns the OR of the flags."""
-    return run_chunks(binary_fast_chunk, out.size, op, a, b, out, scratch, want_flags, E, M,
+    Runs the operation's two-pass chunk kernel (`addsub_fast_chunk`,
+    `mul_fast_chunk`, `div_fast_chunk`) in parallel chunks; returns the OR of the flags."""
+    return run_chunks(_FAST_CHUNK[op], out.size, op, a, b, out, scratch, want_flags, E, M,
                       bias, kind, pol)

@@ -7,7 +7,7 @@ random bits). Which NaN a result gets is specialize.py's.
 """
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE,  # noqa: F401
@@ -16,6 +16,7 @@ from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINI
                     NAN_KEEP, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE, P_DAZ, P_FTZ,
                     P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RTO,
                     RTZ, RUP)
+from .jit import helper
 from .specialize import nan_payload_length, signed_nan
 
 # The codes (rounding modes, flags, policies, classes, the policy tuple layout)
@@ -38,7 +39,7 @@ def clz64(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True)
+@helper
 def shift_right_jam(x, n):
     """x >> n with every bit shifted out OR-ed into bit 0 (x >= 0, n >= 0)."""
     if n == 0:
@@ -51,7 +52,7 @@ def shift_right_jam(x, n):
     return out
 
 
-@njit(cache=True)
+@helper
 def rand_bits(key, idx, nbits):
     """``nbits`` (1..32) uniform random bits for element ``idx`` of a stream ``key``.
 
@@ -65,7 +66,7 @@ def rand_bits(key, idx, nbits):
     return np.int64(z >> np.uint64(64 - nbits))
 
 
-@njit(cache=True)
+@helper
 def unpack(bits, E, M, bias, kind, daz):
     """Classify and decode one encoding.
 
@@ -100,7 +101,7 @@ def unpack(bits, E, M, bias, kind, daz):
     return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
 
 
-@njit(cache=True)
+@helper
 def unpack_in_flight(bits, E, M, bias, kind, daz):
     """`unpack` for values in flight between kernel steps: a NaN's ``exp`` holds
     the length of its payload (``sig``), as specialize.make_nan reads it."""
@@ -112,7 +113,7 @@ def unpack_in_flight(bits, E, M, bias, kind, daz):
     return cls, sign, exp, sig
 
 
-@njit(cache=True)
+@helper
 def _round_increment(mode, sign, q, rem, half):
     """1 if the magnitude q (with remainder rem, half = the half-ulp) rounds up.
     Not for RTO or stochastic rounding, which round_pack handles itself."""
@@ -129,7 +130,7 @@ def _round_increment(mode, sign, q, rem, half):
     return 0
 
 
-@njit(cache=True)
+@helper
 def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
@@ -139,7 +140,7 @@ def max_mag(E, M, kind):
     return (np.int64(1) << (E + M)) - 1
 
 
-@njit(cache=True)
+@helper
 def overflow_result(sign, to_inf, E, M, kind, ovf):
     """Encoding for an overflowed result (the flags are the caller's). ``to_inf``:
     the rounding mode carries this sign's overflow to infinity (round_pack says).
@@ -152,7 +153,7 @@ def overflow_result(sign, to_inf, E, M, kind, ovf):
     return signed_nan(sign, E, M, kind)
 
 
-@njit(cache=True)
+@helper
 def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     """Round ``(-1)**sign * sig * 2**exp`` (sig > 0, maybe jammed: bits below
     bit 0 OR-ed into bit 0) into the format. Returns ``(bits, flags)``.
@@ -241,7 +242,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     return (sign << (E + M)) | mag, flags
 
 
-@njit(cache=True)
+@helper
 def zero_bits(sign, E, M, kind):
     """Encoding of a zero result. fnu formats have no zero: their NaN (callers
     raise invalid there: see `zero_flags`)."""
@@ -252,13 +253,13 @@ def zero_bits(sign, E, M, kind):
     return sign << (E + M)
 
 
-@njit(cache=True)
+@helper
 def zero_flags(kind):
     """Flags of a zero result: invalid for fnu formats, which have no zero."""
     return F_INVALID if kind == K_FNU else 0
 
 
-@njit(cache=True)
+@helper
 def inf_bits(sign, E, M, kind, ovf):
     """Encoding for an exact infinite result; formats without infinity give NaN
     (or their largest value when overflow saturates); finite formats (no NaN) give
@@ -274,7 +275,7 @@ def inf_bits(sign, E, M, kind, ovf):
     return signed_nan(sign, E, M, kind), F_INVALID
 
 
-@njit(cache=True)
+@helper
 def is_stochastic(pol):
     """Whether the policy rounds stochastically (the loops then draw random bits)."""
     return pol[P_MODE] == RSR

@@ -11,6 +11,16 @@ host float, so there is no double rounding.
 Blocks: the input is viewed as (B, R, C) with blocks of (br, bc) elements over the
 last two axes (br = 1 for 1-D blocks); edge blocks are partial. A chunk kernel
 handles the blocks lo..hi (softfloat._parallel.run_chunks).
+
+numba ``inline="always"`` is kept only on the per-element helpers of the general
+kernels (`div_round`, `round_element`, `mul_jam`): measured on 10^6 float32 values
+(one thread, loaded 2-core machine, 5 interleaved runs), the general mxfp8 quantize
+took 19-40 ms with them inlined against 42-54 ms without, while a fresh compile of the
+kernels took 6-10 s either way (no measurable difference). The per-block scale helpers
+run once per block: inlining them changed neither speed nor compile time measurably,
+so they are plain calls. The fast kernels need no numba inlining: LLVM inlines their
+small helpers and vectorises the element loops (checked in their assembly: AVX-512
+zmm / AVX2 ymm loops).
 """
 import math
 
@@ -19,6 +29,7 @@ from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FN, K_IEEE, P_MODE, P_SRBITS, RSR, clz64,
                    rand_bits, round_pack, unpack)
+from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f32_bits, f64_bits, mxcsr
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
@@ -27,13 +38,13 @@ ELEM_FLOAT, ELEM_INT8 = 0, 1
 _I0 = np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def floor_log2(exp, sig):
     """floor(log2(sig * 2**exp)) for sig > 0."""
     return exp + 63 - clz64(sig)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ceil_log2_value(exp, sig):
     """ceil(log2(sig * 2**exp)) for sig > 0: floor, plus 1 unless a power of two."""
     f = floor_log2(exp, sig)
@@ -42,7 +53,7 @@ def _ceil_log2_value(exp, sig):
     return f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _even_log2(exp, sig, prec):
     """floor(log2(x)) of x = sig * 2**exp after rounding x to ``prec`` significant
     bits with ties away from zero (torchao's EVEN rule: add half an element ulp to
@@ -58,7 +69,7 @@ def _even_log2(exp, sig, prec):
     return f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def mx_scale_exp(rule, amax_exp, amax_sig, emax_elem, prec_elem, maxe_exp, maxe_sig, host32):
     """Unclamped shared exponent of an MX block whose largest magnitude is
     amax_sig * 2**amax_exp (amax_sig > 0). See softfloat.mx for the formulas.
@@ -274,4 +285,581 @@ def scale_cast_chunk(lo, hi, x, hE, hM, hbias, sc_exp, sc_sig, out, E, M, bias, 
             out[i] = b
         else:
             out[i] = nan_code
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Fast paths: float32 input, 1-D blocks, every rounding mode but stochastic for
+# NVFP4, no flush-to-zero. The slow twin is `quantize_chunk` above (tests/test_mx_fast.py
+# compares them code for code).
+#
+# The element rounding, exact in every mode. An element is y = V / D with D the
+# block's divisor. MX: D = 2**dexp and y = float64(V) * 2**-dexp is exact (V has 24
+# significant bits, |V| >= 2**-149 and 2**-dexp in [2**-127, 2**127]: the product is
+# a float64 normal, 2**-276 <= |y| < 2**256). NVFP4: D = ts * s (24 + 4 significant
+# bits, exact in float64) and y = fl64(V / D) (one float64 rounding, any direction,
+# relative error <= 2**-52). The rounding of y to the element format is then done on
+# the float64 bits of |y| (leading exponent ey, 53-bit significand sig): the element
+# quantum is 2**(max(ey, emin) - M), i.e. sh = 52 - M + max(emin - ey, 0) bits of sig
+# drop (sh is capped at 54: sig < 2**53 <= half the quantum, so every deterministic
+# mode then rounds alike: to 0, or to one quantum away from zero; odd sets bit 0).
+# The increment is a branch-free (rem + add) >> sh: nearest-even add = half - 1 + (q
+# & 1), nearest-away add = half, away from zero (upward for +, downward for -) add =
+# 2**sh - 1, toward zero and odd add = 0 (odd ORs (rem != 0) into q). The encoding
+# magnitude is (max(ey - emin, 0) << M) + q (a carry into the next binade, or from
+# the subnormals into the normals, lands in the exponent field by itself), clamped
+# at the largest finite magnitude (OCP: elements saturate, in every mode, as
+# round_pack does with overflow="saturate").
+# Why fl64(V / D) is good enough for NVFP4: an e2m1 value or midpoint is m = k * 2**j
+# with k < 8, and V = m * D * (1 + delta) with V = X * 2**a (X < 2**24) and m * D =
+# N * 2**b (N < 2**31): if V != m * D then |V - m * D| >= 2**min(a, b), so |delta| >=
+# 2**-31 (a >= b) or >= 2**-25 (a < b, as then 2**a > N * 2**b / 2**25). The float64
+# quotient's error (<= 2**-52 relative) can therefore never move y across a value or a
+# midpoint of the element format, nor onto one: every deterministic rounding of
+# fl64(V / D) equals that of V / D. (Stochastic rounding needs the exact fraction:
+# NVFP4 stochastic stays on the general kernel.)
+# Stochastic (MX only, y exact): y's significand has <= 24 significant bits, so sig24
+# = sig >> 29 and sh24 = sh - 29 (uncapped, then capped at 60: with rem24 < 2**24 and
+# nb <= 32, every sh24 >= 57 gives top = [rem24 != 0]); top = ceil(rem24 * 2**nb /
+# 2**sh24) and the element rounds up when rbits < top, round_pack's rule.
+# MXINT8 is the element "format" M = 6, emin = 0, largest magnitude 127 (multiples of
+# 2**-6 below 2; the code is the two's complement of +-mag).
+# ---------------------------------------------------------------------------
+_FRAC52 = np.int64((1 << 52) - 1)
+_HID52 = np.int64(1 << 52)
+_MAG32 = np.int32(0x7FFFFFFF)
+
+
+@njit(cache=True)
+def _env_bad():
+    """MXCSR has FTZ or DAZ set (float32 subnormals would be read as zero)."""
+    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+
+
+@njit(cache=True)
+def pow2(k):
+    """2.0**k for -1022 <= k <= 1023, from its bits."""
+    return bits_f64((np.int64(k) + 1023) << 52)
+
+
+@njit(cache=True)
+def elem_round(yb, M, emin, m_rne, m_rna, m_odd, away):
+    """(mag, q, ey): |y| (float64 bits yb, sign cleared; 0 allowed) rounded to the
+    element format: the unclamped encoding magnitude, the quotient q in quanta of
+    2**(max(ey, emin) - M), and y's exponent (see the comment above)."""
+    ey = (yb >> 52) - 1023
+    sig = (yb & _FRAC52) | _HID52
+    sig = sig if yb != 0 else np.int64(0)
+    dd = emin - ey
+    sh = 52 - M + (dd if dd > 0 else 0)
+    sh = sh if sh < 54 else np.int64(54)
+    half = np.int64(1) << (sh - 1)
+    low = (half << 1) - 1
+    add = m_rne * (half - 1 + ((sig >> sh) & 1)) + m_rna * half + away * low
+    q = (sig + add) >> sh
+    q |= m_odd & np.int64((sig & low) != 0)
+    eo = ey - emin
+    mag = ((eo if eo > 0 else 0) << M) + q
+    return mag, q, ey
+
+
+@njit(cache=True)
+def elem_round_sr(yb, M, emin, rb, nb):
+    """`elem_round` for stochastic rounding of an exact y (24 significant bits)."""
+    ey = (yb >> 52) - 1023
+    sig = ((yb & _FRAC52) | _HID52) >> 29
+    sig = sig if yb != 0 else np.int64(0)
+    dd = emin - ey
+    sh = 23 - M + (dd if dd > 0 else 0)
+    sh = sh if sh < 60 else np.int64(60)
+    low = (np.int64(1) << sh) - 1
+    top = (((sig & low) << nb) + low) >> sh
+    q = (sig >> sh) + np.int64(rb < top)
+    eo = ey - emin
+    mag = ((eo if eo > 0 else 0) << M) + q
+    return mag, q, ey
+
+
+@njit(cache=True)
+def value_rne32(xv, r32, vm32, M, emin, maxval32, is_int):
+    """MX, nearest even, values out, all in float32 (16 lanes per AVX-512 vector
+    instead of 8): the element value X * P of float32 x for the block multipliers r32
+    = 2**-e and vm32 = 2**e (float32; 2**-127 is a float32 subnormal, read as such:
+    the caller checked MXCSR). y = x * r32 is exact when |y| >= 2**-126 (a float32
+    normal; x has 24 bits); a smaller |y| lies far below half the smallest element
+    quantum (>= 2**-17), so it rounds to zero whatever its error. With qexp =
+    max(ey, emin) - M and C = 2**(qexp + 23): |y| < 2**(qexp + M + 1) <= C, the sum
+    |y| + C lies in [C, 2C) whose float32 ulp is 2**qexp, so it is |y| rounded to the
+    element quantum, nearest even (a carry into the next binade included), and
+    subtracting C is exact. Saturate at maxval, put the sign back (MXINT8: +0, no
+    negative zero), and r * vm32 is exact (a multiple of 2**(emin - M) times 2**e >=
+    2**-127, so at least 2**-143: a float32), up to overflow to +-inf, as the float64
+    path's cast."""
+    y = xv * r32
+    a = np.abs(y)
+    ey = ((f32_bits(a) >> 23) & 0xFF) - 127
+    qe = ey if ey > emin else emin
+    c = bits_f32(np.int32((qe - M + 23 + 127) << 23))
+    r = (a + c) - c
+    r = r if r < maxval32 else maxval32
+    r = r * vm32
+    neg = (f32_bits(y) < 0) & ((r != 0) | (not is_int))
+    return -r if neg else r
+
+
+@njit(cache=True)
+def elem_code(mag, sign, maxmag, sshift, is_int):
+    """The element code of a rounded magnitude (saturated at maxmag)."""
+    m = mag if mag < maxmag else maxmag
+    if is_int:
+        return ((m ^ -sign) + sign) & 0xFF          # two's complement of +-m
+    return (sign << sshift) | m
+
+
+@njit(cache=True)
+def elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, vm, is_int):
+    """The element's value times vm (float64; exact: see softfloat.mx.quantize_values).
+    MXINT8 has no negative zero."""
+    e = ey if ey > emin else emin
+    v = np.float64(q) * pow2(e - M)
+    v = v if mag <= maxmag else maxval
+    v = v * vm
+    return -v if sign and (v != 0 or not is_int) else v
+
+
+@njit(cache=True, error_model="numpy")
+def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up):
+    """NVFP4 block scales from the float32 amax bits ``ams`` of many blocks, branch-free
+    (the loop vectorises): scale codes, divisors d = s * ts (y = V / d), value
+    multipliers s, and 1 / 0 for a finite / NaN-scale block (a NaN or an infinity in
+    the block: scale 0x7F, codes 0, values NaN).
+
+    s = round(amax / (max_elem * ts)), nearest even (s_up 0) or upward (s_up 1),
+    saturating at 448, 0 -> 2**-9: from fl64(amax / (max_elem * ts)) by `elem_round`
+    (M = 3, emin = -6). Exact: the divisor has at most 3 + 24 significant bits, an e4m3
+    value or midpoint at most 5, so as in the element argument above (N < 2**32 now)
+    the exact quotient lies at least 2**-32 (relative) away from every e4m3 value and
+    midpoint it is not equal to, far beyond the float64 quotient's error, and equals
+    one exactly when the float64 quotient does."""
+    ts = np.float64(ts_sig) * pow2(ts_exp)
+    den = np.float64(maxe_sig) * pow2(maxe_exp) * ts          # exact: 27 bits
+    for k in range(ams.size):
+        am = ams[k]
+        sp = am >= 0x7F800000
+        a = np.float64(bits_f32(am))
+        mag, q, ey = elem_round(f64_bits(a / den), np.int64(3), np.int64(-6), 1 - s_up, _I0,
+                                _I0, s_up)
+        sb = mag if mag < 0x7E else np.int64(0x7E)
+        sb = sb if sb > 0 else np.int64(1)
+        ef = sb >> 3
+        sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2(
+            (ef if ef > 0 else 1) - 10)
+        scales[k] = 0x7F if sp else sb
+        rr[k] = 1.0 if sp else sval * ts
+        vv[k] = np.nan if sp else sval
+        ok[k] = 0 if sp else 1
+
+
+@njit(cache=True)
+def mx_exp32(am, rule, emax_elem, prec_elem, maxe32):
+    """`mx_scale_exp` for a finite nonzero float32 amax (bits ``am``), branch-free on
+    the data: the leading exponent from the bits (a subnormal amax through its exact
+    float32 conversion, am < 2**23); ceil adds 1 unless a power of two; even adds the
+    carry of rounding the 24-bit significand to prec_elem bits ties away; rceil takes
+    the float32 quotient amax / max_elem (maxe32 = max_elem as float32, exact) and
+    ceil(log2) of it exactly from its float64 bits (a zero quotient gives -100000)."""
+    nrm = am >= 0x800000
+    fb = f32_bits(np.float32(am))                    # exact for am < 2**23
+    f = (am >> 23) - 127 if nrm else (fb >> 23) - 127 - 149
+    sig = (am & 0x7FFFFF) | 0x800000 if nrm else (fb & 0x7FFFFF) | 0x800000
+    if rule == RULE_FLOOR:
+        return np.int64(f) - emax_elem
+    if rule == RULE_CEIL:
+        return np.int64(f) + np.int64((sig & 0x7FFFFF) != 0) - emax_elem
+    if rule == RULE_EVEN:
+        half = np.int64(1) << (23 - prec_elem)
+        return np.int64(f) + ((np.int64(sig) + half) >> 24) - emax_elem
+    d = np.float64(bits_f32(am) / maxe32)
+    db = f64_bits(d)
+    e2 = (db >> 52) - 1023 + np.int64((db & _FRAC52) != 0)
+    return e2 if d != 0.0 else np.int64(-100000)
+
+
+@njit(cache=True, error_model="numpy")
+def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
+    """MX block scales from the float32 amax bits ``ams`` of many blocks (the loop
+    vectorises): E8M0 codes, multipliers r = 2**-e (y = V * r), value multipliers
+    2**e, and 1 / 0 for a finite / NaN-scale block. e = `mx_exp32` (the rule), -127
+    for an all-zero block, clamped below at -127; the NaN scale 0xFF for e > 127 or
+    a NaN or infinity in the block (as `quantize_chunk`)."""
+    for k in range(ams.size):
+        am = ams[k]
+        e = mx_exp32(am, rule, emax_elem, prec_elem, maxe32)
+        e = e if am != 0 else np.int64(-127)
+        e = e if e > -127 else np.int64(-127)
+        sp = (am >= 0x7F800000) | (e > 127)
+        ec = e if e < 127 else np.int64(127)
+        scales[k] = 255 if sp else ec + 127
+        rr[k] = 1.0 if sp else pow2(-ec)
+        vv[k] = np.nan if sp else pow2(ec)
+        ok[k] = 0 if sp else 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
+                        M, emin, maxmag, sshift, is_int, maxval,
+                        m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
+                        stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
+                        s_up):
+    """Blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order; work
+    item k = (b, i): the block row i (rows i*bl.. of the L axis) of slab b, all T
+    columns (T == 1: one block). Writes element codes (``want_vals`` 0) or float32
+    values X * P (NVFP4: s * P, without the tensor scale) into ``codes`` / ``vals``
+    (the layout of x), scale codes into ``scales`` (B, ceil(L / bl), T). Random bits
+    of element (b, l, t): index (b * T + t) * L + l, its position with the blocked
+    axis moved last (as `quantize_chunk`). Returns -1 (nothing done) when MXCSR
+    flushes subnormals."""
+    if _env_bad():
+        return -1
+    nL = (L + bl - 1) // bl
+    xi = x.view(np.int32)
+    amax = np.empty(T, np.int32)
+    rr = np.empty(T, np.float64)
+    vv = np.empty(T, np.float64)
+    ok = np.empty(T, np.uint8)
+    maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
+    r32 = np.empty(T, np.float32)
+    v32 = np.empty(T, np.float32)
+    maxval32 = np.float32(maxval)
+    for k in range(lo, hi):
+        b = k // nL
+        i = k - b * nL
+        l0 = i * bl
+        l1 = min(L, l0 + bl)
+        base = (b * L + l0) * T
+        n = (l1 - l0) * T
+        xs = xi[base:base + n]
+        # pass 1: amax per column (float32 magnitudes order like their bits)
+        for t in range(T):
+            amax[t] = 0
+        for l in range(l1 - l0):
+            row = xs[l * T:(l + 1) * T]
+            for t in range(T):
+                m = row[t] & _MAG32
+                amax[t] = m if m > amax[t] else amax[t]
+        s0 = (b * nL + i) * T
+        if stype == 1:
+            nvfp4_scales(amax, scales[s0:s0 + T], rr, vv, ok, maxe_exp, maxe_sig, ts_exp,
+                         ts_sig, s_up)
+        else:
+            mx_scales(amax, scales[s0:s0 + T], rr, vv, ok, rule, emax_elem, prec_elem,
+                      maxe32)
+            for t in range(T):
+                r32[t] = np.float32(rr[t])        # powers of two: exact in float32
+                v32[t] = np.float32(vv[t])
+        # pass 2: the elements, row by row (each row's loop runs over the columns)
+        for l in range(l1 - l0):
+            o = base + l * T
+            xf = x[o:o + T]
+            if sr:
+                for t in range(T):
+                    yb = f64_bits(np.float64(xf[t]) * rr[t])
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, (b * T + t) * L + l0 + l, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    if want_vals:
+                        vals[o + t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag,
+                                                            maxval, vv[t], is_int))
+                    else:
+                        codes[o + t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+            elif want_vals:
+                vs = vals[o:o + T]
+                if stype == 1:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) / rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      vv[t], is_int))
+                elif m_rne:
+                    for t in range(T):
+                        vs[t] = value_rne32(xf[t], r32[t], v32[t], M, emin, maxval32, is_int)
+                else:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) * rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      vv[t], is_int))
+            else:
+                cs = codes[o:o + T]
+                if stype == 1:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) / rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+                else:
+                    for t in range(T):
+                        yb = f64_bits(np.float64(xf[t]) * rr[t])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def amax_chunk(lo, hi, x):
+    """Largest float32 magnitude bits of x[lo:hi] (NaNs and infinities included:
+    their bits are larger than every finite magnitude's)."""
+    xs = x.view(np.int32)[lo:hi]
+    m = np.int32(0)
+    for t in range(hi - lo):
+        a = xs[t] & _MAG32
+        m = a if a > m else m
+    return m
+
+
+@njit(cache=True, nogil=True)
+def scale_values_chunk(lo, hi, x, s, out, M, emin, maxmag, maxval):
+    """Per-tensor scaling, values out: out = the element value of round(x * s) to
+    nearest even, saturating at maxval (float32 x finite, s a positive float32:
+    x * s is exact in float64); the codes' values, not divided by s. Returns the
+    largest magnitude bits of x[lo:hi] (for delayed scaling's history)."""
+    xs = x[lo:hi]
+    os_ = out[lo:hi]
+    xi = xs.view(np.int32)
+    m = np.int32(0)
+    for t in range(hi - lo):
+        a = xi[t] & _MAG32
+        m = a if a > m else m
+        yb = f64_bits(np.float64(xs[t]) * s)
+        sign = (yb >> 63) & 1
+        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+        mag, q, ey = elem_round(yb, M, emin, np.int64(1), _I0, _I0, _I0)
+        os_[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, 1.0,
+                                          False))
+    return m
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
+                             M, emin, maxmag, sshift, is_int, maxval,
+                             m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
+                             stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp,
+                             ts_sig, s_up):
+    """`quantize_fast_chunk` for T == 1 (blocks along the last axis, contiguous): work
+    item k is block k. Full blocks of a power-of-two size (the usual 16 and 32): the
+    blocks lo..hi are the flat range lo*bl..hi*bl; amax and scale per block first,
+    then one loop over all their elements (block k = t >> log2(bl)), long enough to
+    vectorise well. Otherwise block by block."""
+    if _env_bad():
+        return -1
+    nL = (L + bl - 1) // bl
+    if (bl & (bl - 1)) == 0 and L % bl == 0:
+        lb = 63 - clz64(np.int64(bl))
+        nbk = hi - lo
+        x0 = lo * bl
+        n = nbk * bl
+        xi = x.view(np.int32)[x0:x0 + n]
+        xf = x[x0:x0 + n]
+        maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
+        # tile by tile (tile elements, g whole blocks; in cache): block maxima, the
+        # blocks' scales, their multipliers spread per element (contiguous loads in the
+        # element loop, no gathers), then the elements
+        tile = bl if bl > 512 else 512
+        g = tile >> lb
+        ams = np.empty(g, np.int32)
+        rr = np.empty(g, np.float64)
+        vv = np.empty(g, np.float64)
+        ok = np.empty(g, np.uint8)
+        re = np.empty(tile, np.float64)
+        ve = np.empty(tile, np.float64)
+        oe = np.empty(tile, np.uint8)
+        re32 = np.empty(tile, np.float32)
+        ve32 = np.empty(tile, np.float32)
+        maxval32 = np.float32(maxval)
+        use32 = want_vals and stype == 0 and not sr and m_rne == 1      # value_rne32 below
+        for t0 in range(0, n, tile):
+            m = min(tile, n - t0)
+            gm = m >> lb
+            k0 = t0 >> lb
+            for j in range(gm):
+                blk = xi[t0 + j * bl:t0 + (j + 1) * bl]
+                am = np.int32(0)
+                for t in range(bl):
+                    v = blk[t] & _MAG32
+                    am = v if v > am else am
+                ams[j] = am
+            if stype == 1:
+                nvfp4_scales(ams[:gm], scales[lo + k0:lo + k0 + gm], rr, vv, ok, maxe_exp,
+                             maxe_sig, ts_exp, ts_sig, s_up)
+            else:
+                mx_scales(ams[:gm], scales[lo + k0:lo + k0 + gm], rr, vv, ok, rule, emax_elem,
+                          prec_elem, maxe32)
+            if use32:
+                for j in range(gm):
+                    re32[j * bl:(j + 1) * bl] = np.float32(rr[j])     # exact: 2**-e
+                    ve32[j * bl:(j + 1) * bl] = np.float32(vv[j])
+            else:
+                for j in range(gm):
+                    re[j * bl:(j + 1) * bl] = rr[j]
+                    ve[j * bl:(j + 1) * bl] = vv[j]
+                    oe[j * bl:(j + 1) * bl] = ok[j]
+            xt = xf[t0:t0 + m]
+            if want_vals:
+                vs = vals[x0 + t0:x0 + t0 + m]
+                if stype == 1:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) / re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      ve[i], is_int))
+                elif sr:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) * re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        rb = rand_bits(key, x0 + t0 + i, nb)
+                        mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      ve[i], is_int))
+                elif use32:
+                    for i in range(m):
+                        vs[i] = value_rne32(xt[i], re32[i], ve32[i], M, emin, maxval32, is_int)
+                else:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) * re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                      ve[i], is_int))
+            else:
+                cs = codes[x0 + t0:x0 + t0 + m]
+                if stype == 1:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) / re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+                elif sr:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) * re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        rb = rand_bits(key, x0 + t0 + i, nb)
+                        mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+                else:
+                    for i in range(m):
+                        yb = f64_bits(np.float64(xt[i]) * re[i])
+                        sign = (yb >> 63) & 1
+                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                        away = (m_up & (1 - sign)) | (m_dn & sign)
+                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+        return 0
+    xi = x.view(np.int32)
+    am1 = np.empty(1, np.int32)
+    rr1 = np.empty(1, np.float64)
+    vv1 = np.empty(1, np.float64)
+    ok1 = np.empty(1, np.uint8)
+    maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
+    for k in range(lo, hi):
+        b = k // nL
+        i = k - b * nL
+        l0 = i * bl
+        base = b * L + l0
+        n = min(L, l0 + bl) - l0
+        xs = xi[base:base + n]
+        am = np.int32(0)
+        for t in range(n):
+            m = xs[t] & _MAG32
+            am = m if m > am else am
+        am1[0] = am
+        if stype == 1:
+            nvfp4_scales(am1, scales[k:k + 1], rr1, vv1, ok1, maxe_exp, maxe_sig, ts_exp,
+                         ts_sig, s_up)
+        else:
+            mx_scales(am1, scales[k:k + 1], rr1, vv1, ok1, rule, emax_elem, prec_elem, maxe32)
+        r = rr1[0]
+        vm = vv1[0]
+        xf = x[base:base + n]
+        if ok1[0] == 0:
+            if want_vals:
+                vals[base:base + n] = np.nan
+            else:
+                codes[base:base + n] = 0
+            continue
+        if want_vals:
+            vs = vals[base:base + n]
+            if stype == 1:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) / r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+            elif sr:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, base + t, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+            else:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
+                                                  vm, is_int))
+        else:
+            cs = codes[base:base + n]
+            if stype == 1:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) / r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+            elif sr:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    rb = rand_bits(key, base + t, nb)
+                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+            else:
+                for t in range(n):
+                    yb = f64_bits(np.float64(xf[t]) * r)
+                    sign = (yb >> 63) & 1
+                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
+                    away = (m_up & (1 - sign)) | (m_dn & sign)
+                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
+                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
     return 0

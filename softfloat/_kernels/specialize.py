@@ -33,15 +33,19 @@ their payload in ``sig`` and its length in bits in ``exp``; length 0 marks a
 fresh NaN.
 """
 import numpy as np
-from numba import njit
 
 from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE, NAN_CANONICAL,
                     NAN_KEEP, NAN_PROPAGATE, P_NAN, P_NANBITS)
+from .jit import helper
 
+# int64 constants for helper arguments: a Python int constant argument is typed as a
+# literal, and numba would compile the callee once more for it.
 _I0 = np.int64(0)
+_I1 = np.int64(1)
+_PROPAGATE = np.int64(NAN_PROPAGATE)
 
 
-@njit(cache=True)
+@helper
 def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     """The NaN a result gets. ``payload`` holds ``plen`` bits of a source NaN's
     fraction, left-aligned into the target's M bits; plen = 0: a fresh NaN (no
@@ -66,14 +70,14 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M) | frac
 
 
-@njit(cache=True)
+@helper
 def signed_nan(sign, E, M, kind):
     """NaN of a format without infinity where IEEE would give an infinity of sign
     ``sign`` (overflow, an exact infinite result): the sign is kept."""
-    return make_nan(sign, _I0, 1, E, M, kind, NAN_PROPAGATE, _I0)
+    return make_nan(sign, _I0, _I1, E, M, kind, _PROPAGATE, _I0)
 
 
-@njit(cache=True)
+@helper
 def nan_operands(c1, s1, f1, l1, c2, s2, f2, l2, c3, s3, f3, l3, E, M, kind, pol):
     """Result and flags of an operation with at least one NaN among up to three
     operands, each given as (class, sign, payload, payload length); pass C_ZERO
@@ -90,33 +94,33 @@ def nan_operands(c1, s1, f1, l1, c2, s2, f2, l2, c3, s3, f3, l3, E, M, kind, pol
     return make_nan(s, f, n, E, M, kind, pol[P_NAN], pol[P_NANBITS]), flags
 
 
-@njit(cache=True)
+@helper
 def nan_operand(c, s, f, n, E, M, kind, pol):
     """`nan_operands` with one NaN operand (conversions, values in flight)."""
-    return nan_operands(c, s, f, n, 0, _I0, _I0, _I0, 0, _I0, _I0, _I0, E, M, kind, pol)
+    return nan_operands(c, s, f, n, _I0, _I0, _I0, _I0, _I0, _I0, _I0, _I0, E, M, kind, pol)
 
 
-@njit(cache=True)
+@helper
 def fresh_nan(E, M, kind, pol):
     """Result and flags of an invalid operation without a NaN to propagate:
     the policy's fresh NaN, with invalid."""
-    return make_nan(_I0, _I0, 0, E, M, kind, pol[P_NAN], pol[P_NANBITS]), F_INVALID
+    return make_nan(_I0, _I0, _I0, E, M, kind, pol[P_NAN], pol[P_NANBITS]), F_INVALID
 
 
-@njit(cache=True)
+@helper
 def nan_payload_length(M, kind):
     """Bits of payload a NaN of the format carries (its fraction for IEEE
     formats; fn/fnuz NaNs carry none but their sign, length 1, payload 0)."""
     return np.int64(M) if kind == K_IEEE else np.int64(1)
 
 
-@njit(cache=True)
+@helper
 def invalid_int(ibits):
     """Result of an invalid conversion to a signed integer of ``ibits`` bits."""
     return np.int64(-1) << (ibits - 1)
 
 
-@njit(cache=True)
+@helper
 def float64_nan(sign, payload, M, kind):
     """float64 bit pattern (as int64) of a NaN of the format, read exactly:
     IEEE payloads left-aligned (so that converting back gives them back),
@@ -127,7 +131,7 @@ def float64_nan(sign, payload, M, kind):
     return s | (np.int64(0x7FF) << 52) | (payload << (52 - M))
 
 
-@njit(cache=True)
+@helper
 def is_nan_bits(x, E, M, kind):
     """True where the encoding ``x`` is a NaN (Format.is_nan_bits in a kernel)."""
     x = np.int64(x)

@@ -18,6 +18,11 @@ Modules, one oracle each:
     the only float64 oracle for fma (exact product, TwoSum).
 ``mpfr`` (`mpfr.py`)
     GNU MPFR through gmpy2: scalar, slow, a sampled third witness.
+``simd`` (`simd.py`)
+    branch-free twins of ``host`` and ``ro53`` for + - * / that LLVM
+    vectorizes, fused with the compare; the sweep engine's kernels for those
+    ops (operands that are not finite nonzero numbers go to the scalar oracle;
+    ``SOFTFLOAT_SWEEP_SIMD=0`` turns them off).
 
 ``nan_rules.py`` holds the special cases and the NaN pattern the library's
 default NaN policy promises (checked bit for bit); ``check.py`` the array
@@ -119,12 +124,15 @@ def oracle_binary(op, a, b, fmt, rounding="nearest_even", *, method="auto", oute
 
 
 def oracle_unary(op, a, fmt, rounding="nearest_even", *, method="auto"):
-    """Correct (bits, flags) of a unary op (``sqrt``) on encodings of ``fmt``."""
+    """Correct (bits, flags) of a unary op (``sqrt``) on encodings of ``fmt`` (a
+    format of at most 19 bits: tf32 included)."""
     if op not in UNARY_OPS:
         raise ValueError(f"unknown unary op {op!r}; expected one of {UNARY_OPS}")
     f = get_format(fmt)
     a = _bits_arg(a, f, "a")
     _check_precision(f)
+    if f.nbits > 19:
+        raise ValueError(f"unary oracles cover formats of at most 19 bits, not {f.name}")
     mode = get_rounding(rounding)
     bits, flg = oracle_block(op, Layout.flat(a.ravel()), f, f, mode,
                              method_code(method, f, mode, op))
@@ -133,15 +141,16 @@ def oracle_unary(op, a, fmt, rounding="nearest_even", *, method="auto"):
 
 def oracle_convert(bits, src, dst, rounding="nearest_even", *, method="auto"):
     """Correct (bits, flags) of converting encodings of ``src`` into ``dst``
-    (``src`` may be ``"fp32"``: float32 bit patterns as uint32)."""
+    (``src`` a format of at most 19 bits, tf32 included, or ``"fp32"``: float32
+    bit patterns as uint32)."""
     s, d = get_format(src), get_format(dst)
     a = _bits_arg(bits, s, "bits")
     _check_precision(d)
-    if s.nbits > 16 and s.name != "fp32":
-        raise ValueError("conversion sources: formats of at most 16 bits, or fp32")
+    if s.nbits > 19 and s.name != "fp32":
+        raise ValueError("conversion sources: formats of at most 19 bits (tf32), or fp32")
     mode = get_rounding(rounding)
     out, flg = oracle_block("convert", Layout.flat(a.ravel()), s, d, mode,
-                            method_code(method, d, mode, "convert", s if s.nbits <= 16 else d))
+                            method_code(method, d, mode, "convert", s if s.nbits <= 19 else d))
     return out.astype(d.dtype).reshape(a.shape), flg.reshape(a.shape)
 
 

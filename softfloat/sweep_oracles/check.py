@@ -10,16 +10,19 @@ sources (``from_float32``) from their fields. The chunk kernels are serial
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import njit
 
-from .._parallel import run_chunks
+from .._parallel import run_chunks, run_chunks_weighted
 from ._bits import (FIN, M_HOST, M_RO53, NARGS, OP_ADD, OP_CONV, OP_DIV, OP_FMA, OP_MUL, OP_SQRT,
                     OP_SUB, Z, decode_fp32, decode_tables)
 from .host import host_rne, tininess_threshold
 from .nan_rules import special, zero_out
 from .ro53 import exact_fma, exact_op, ro_round
 from ._bits import RDN
+from . import simd
 
 
 @njit(cache=True, nogil=True)
@@ -164,6 +167,79 @@ class Layout:
         return out
 
 
+@njit(cache=True, nogil=True)
+def special_rows(lo, hi, op, a, b, sj, tabc, tabv, sE, sM, sbias, sk, E, M, bias, kind, fmax,
+                 T, mode, dnan, method, got, gotf):
+    """The cases of rows [lo, hi) of a row x column block that the SIMD row
+    kernels skip: every case of a row whose a is not a finite nonzero number,
+    else the columns ``sj`` (the positions of the b that are not): the scalar
+    oracle (`one_case`) and the compare; returns the OR of the codes."""
+    acc = 0
+    nb = b.size
+    for i in range(lo, hi):
+        xa = np.int64(a[i])
+        full = tabc[xa] != FIN
+        m = nb if full else sj.size
+        for t in range(m):
+            j = t if full else sj[t]
+            k = i * nb + j
+            r, f = one_case(op, xa, np.int64(b[j]), np.int64(0), tabc, tabv, False, sE, sM,
+                            sbias, sk, E, M, bias, kind, fmax, T, mode, dnan, method)
+            cd = 0 if np.int64(got[k]) == r else 1
+            if cd == 0 and np.int64(gotf[k]) != f:
+                cd = 2
+            acc |= cd
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def special_cases(lo, hi, op, a, b, pos, tabc, tabv, sE, sM, sbias, sk, E, M, bias, kind,
+                  fmax, T, mode, dnan, method, got, gotf):
+    """The cases pos[lo:hi] of a flat block (operands a[k], b[k]) that the SIMD
+    flat kernels skip: the scalar oracle and the compare; the OR of the codes."""
+    acc = 0
+    for t in range(lo, hi):
+        k = pos[t]
+        r, f = one_case(op, np.int64(a[k]), np.int64(b[k]), np.int64(0), tabc, tabv, False, sE,
+                        sM, sbias, sk, E, M, bias, kind, fmax, T, mode, dnan, method)
+        cd = 0 if np.int64(got[k]) == r else 1
+        if cd == 0 and np.int64(gotf[k]) != f:
+            cd = 2
+        acc |= cd
+    return acc
+
+
+def _simd_kind(op, layout):
+    """'rows' for a row x column block of a binary op, 'flat' for a flat one,
+    else None (the scalar kernels)."""
+    if op not in ("add", "sub", "mul", "div"):
+        return None
+    if layout.shifts[:2] == [0, 0] and layout.masks[:2] == [-1, -1] \
+            and layout.arrays[0].size == layout.arrays[1].size == layout.n:
+        return "flat"
+    return "rows" if _rows_shape(op, layout) else None
+
+
+def _rows_shape(op, layout):
+    """nb when ``layout`` is a row x column block of a binary op (case k =
+    (a[k >> log2 nb], b[k & (nb - 1)]), b of nb = 2**j entries), else 0."""
+    if op not in ("add", "sub", "mul", "div"):
+        return 0
+    b = layout.arrays[1]
+    nb = b.size
+    if (nb & (nb - 1)) or layout.shifts[1] != 0 or layout.masks[1] != nb - 1 \
+            or layout.masks[0] != -1 or (1 << layout.shifts[0]) != nb \
+            or layout.n != layout.arrays[0].size * nb:
+        return 0
+    return nb
+
+
+#: use the SIMD kernels (`simd`) for + - * / blocks; False (or the environment
+#: variable SOFTFLOAT_SWEEP_SIMD=0) runs the scalar kernels only (the tests
+#: compare both on the same blocks)
+USE_SIMD = os.environ.get("SOFTFLOAT_SWEEP_SIMD", "1").strip() not in ("0", "false", "no", "off")
+
+
 def _params(op, src, dst, mode, method):
     from ._bits import OPCODE
     src32 = src.nbits == 32
@@ -193,12 +269,51 @@ def check_block(op, layout: Layout, src, dst, mode, method, got, gotf):
     ``gotf`` uint8 flags, flat, in the layout's case order) with the oracle.
     Returns (n_bits_mismatches, n_flag_only_mismatches, code or None)."""
     (opc,), rest = _params(op, src, dst, mode, method)
+    kind = _simd_kind(op, layout) if USE_SIMD and src.nbits <= 16 else None
+    if kind is not None:
+        return _check_simd(kind, int(opc), layout, src, dst, mode, method, rest, got, gotf)
     kernel = CHECK_KERNELS[(int(opc), int(method))]
     rest = rest[:-1]                        # the method is the kernel's constant
     code = np.empty(layout.n, np.uint8)
     acc = run_chunks(kernel, layout.n, *layout.args(), *rest, got, gotf, code)
     if not acc:
         return 0, 0, None
+    return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
+
+
+def _check_simd(kind, opc, layout, src, dst, mode, method, rest, got, gotf):
+    """check_block by a SIMD kernel (`simd`: 'rows' or 'flat' layouts), the
+    special cases by the scalar oracle (`special_rows`, `special_cases`); the
+    per-case codes, needed only when something mismatches, by the scalar check
+    kernel."""
+    tabc, tabv = rest[0], rest[1]
+    E, M, bias, knd = (int(x) for x in dst.params)
+    a, b = layout.arrays[0], layout.arrays[1]
+    host = int(method) == M_HOST
+    consts = simd.mode_params(E, M, bias, knd, mode, dst.default_nan_bits, host)
+    fmt = (np.int64(E), np.int64(M), np.int64(bias), np.int64(knd), float(dst.max), rest[-4])
+    scal = (*rest[:2], *rest[3:], got, gotf)     # special_*: no src32 argument
+    if kind == "rows":
+        nb = b.size
+        vb = np.ascontiguousarray(tabv[b])
+        acc = run_chunks(simd.row_kernel(opc, host), layout.n, a, np.int64(layout.shifts[0]),
+                         vb, tabc, tabv, *fmt, *consts, got, gotf)
+        sj = np.flatnonzero(tabc[b] != FIN).astype(np.int64)
+        nfull = int(np.count_nonzero(tabc[a] != FIN))
+        # cost per row in simple steps: a scalar case is about 16 (so that the
+        # special cases of a block, 3% of fp16's, are split over the threads too)
+        cost = 16 * max(1, (nfull * nb + (a.size - nfull) * sj.size) // max(1, a.size))
+        acc |= run_chunks_weighted(special_rows, a.size, cost, np.int64(opc), a, b, sj, *scal)
+    else:
+        acc = run_chunks(simd.flat_kernel(opc, host), layout.n, tabv[a], tabv[b], *fmt,
+                         *consts, got, gotf)
+        pos = np.flatnonzero((tabc[a] != FIN) | (tabc[b] != FIN)).astype(np.int64)
+        acc |= run_chunks_weighted(special_cases, pos.size, 16, np.int64(opc), a, b, pos, *scal)
+    if not acc:
+        return 0, 0, None
+    kernel = CHECK_KERNELS[(int(opc), int(method))]
+    code = np.empty(layout.n, np.uint8)
+    run_chunks(kernel, layout.n, *layout.args(), *rest[:-1], got, gotf, code)
     return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
 
 
