@@ -37,16 +37,17 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
         return None
     d = dst.params
     s = src_fmt.params
-    rne = res.rounding == Rounding.NEAREST_EVEN
-    if s == FP32.params:
-        if d == _FP16_PARAMS and hw.use_hw():
-            return HW.f32_fp16_rne_chunk if rne else HW.f32_fp16_chunk
-        if d == _BF16_PARAMS:
+    if s not in (FP32.params, FP64.params):
+        return None
+    f32 = s == FP32.params
+    if d == _FP16_PARAMS and hw.use_hw():
+        if not hw.HAVE_F16C_AVX:
+            return None
+        return HW.fp16_rne_chunk if res.rounding == Rounding.NEAREST_EVEN else HW.fp16_chunk
+    if d == _BF16_PARAMS:
+        if f32:
             return HW.f32_bf16_chunk
-    elif s == FP64.params and hw.use_hw():
-        if d == _FP16_PARAMS:
-            return HW.f64_fp16_rne_chunk if rne else HW.f64_fp16_chunk
-        if d == _BF16_PARAMS:
+        if hw.use_hw():
             return HW.f64_bf16_chunk
     return None
 
@@ -66,8 +67,18 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
         out = np.empty(src.size, dst.dtype)
         fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
         mode = int(res.rounding)
-        r = run_chunks(hwk, src.size, src if hwk is HW.f32_bf16_chunk else fsrc, out, mode,
-                       *HW.thresholds(dst.params, mode))
+        th = HW.thresholds(dst.params, mode)
+        ksrc, kout = (src if hwk is HW.f32_bf16_chunk else fsrc), out
+        if hwk is HW.fp16_rne_chunk or hwk is HW.fp16_chunk:
+            th = HW.signed_thresholds(mode, *th)
+            if src.size < hw.BLOCK:
+                # the fp16 kernels take whole blocks: pad with zeros (exact, no flags)
+                ksrc = np.zeros(hw.BLOCK, fsrc.dtype)
+                ksrc[:src.size] = fsrc
+                kout = np.empty(hw.BLOCK, out.dtype)
+        r = run_chunks(hwk, ksrc.size, ksrc, kout, mode, *th)
+        if kout is not out:
+            out[:] = kout[:src.size]
         if r >= 0:
             allf = r & 255
             if r & 256:

@@ -18,6 +18,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
+from numba import njit
 
 import softfloat as sf
 from softfloat._kernels import hw
@@ -42,6 +43,16 @@ def _both(fn, *args, **kw):
     return r, int(ctx.flags)
 
 
+def _at(args, i):
+    """The array arguments' elements at flat index i (broadcast), as hex bit patterns."""
+    arrs = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
+    out = []
+    for a in np.broadcast_arrays(*arrs):
+        v = a.reshape(-1)[i]
+        out.append(hex(int(v.view(f"u{v.itemsize}"))) if v.dtype.kind == "f" else hex(int(v)))
+    return tuple(out)
+
+
 def assert_fast_equals_general(fn, args, what, **kw):
     """fn(*args, **kw) with the fast paths (default call, with flags, hardware off)
     equals the general kernels' result, bits and flags, element for element."""
@@ -63,12 +74,12 @@ def assert_fast_equals_general(fn, args, what, **kw):
         for g, label in ((got, "no flags"), (got2, "flags")):
             bad = np.flatnonzero(g != want)
             assert bad.size == 0, (f"{what} [{name}, {label}]: {bad.size} mismatches, first at "
-                                   f"{[tuple(hex(int(a.reshape(-1)[i])) for a in args) for i in bad[:4]]}: "
+                                   f"{[_at(args, i) for i in bad[:4]]}: "
                                    f"{[hex(int(g.reshape(-1)[i])) for i in bad[:4]]} want "
                                    f"{[hex(int(want.reshape(-1)[i])) for i in bad[:4]]}")
         badf = np.flatnonzero(flags2 != wflags)
         assert badf.size == 0, (f"{what} [{name}]: {badf.size} flag mismatches, e.g. "
-                                f"{[hex(int(a.reshape(-1)[badf[0]])) for a in args]}: "
+                                f"{_at(args, badf[0])}: "
                                 f"{flags2.reshape(-1)[badf[0]]} want {wflags.reshape(-1)[badf[0]]}")
         assert sticky == wsticky and sticky2 == wsticky, (what, name, sticky, sticky2, wsticky)
     return want
@@ -284,6 +295,9 @@ def test_flush_denormal_set_by_another_library_changes_nothing():
     rev = sub[::-1].copy()
     calls = [lambda: sf.to_bits(xs, "fp16"), lambda: sf.to_bits(x64, "fp16"),
              lambda: sf.to_bits(x64, "bf16", "upward"), lambda: sf.to_bits(xs, "fp16", "odd"),
+             lambda: sf.to_bits(xs, "fp16", "nearest_away"),
+             lambda: sf.to_bits(x64, "fp16", "upward"),
+             lambda: sf.to_bits(x64, "fp16", "nearest_away"),
              lambda: sf.add(sub, rev, "bf16"), lambda: sf.sqrt(sub, "bf16"),
              lambda: sf.mul(sub, rev, "fp16", "toward_zero"), lambda: sf.div(rev, sub, "bf16"),
              lambda: sf.fma(sub, sub, rev, "bf16")]
@@ -306,12 +320,235 @@ def test_flush_denormal_set_by_another_library_changes_nothing():
 def test_hw_kernels_are_used_and_compile_to_f16c():
     """The dispatch reaches the hardware kernel on an F16C host (so the tests
     above compare it, not the integer path twice)."""
-    if not hw.use_hw():
-        pytest.skip("no F16C on this host, or SOFTFLOAT_HW=0")
+    if not (hw.use_hw() and hw.HAVE_F16C_AVX):
+        pytest.skip("no F16C/AVX on this host, or SOFTFLOAT_HW=0")
     from softfloat._kernels import convert_hw
     x = np.float32([1.0, 2.0 ** -20, 65520.0])
     assert sf.to_bits(x, "fp16").tolist() == [0x3C00, 0x0010, 0x7C00]
-    assert any(str(sig[2].dtype) == "float32" for sig in convert_hw.f32_fp16_rne_chunk.signatures)
+    assert any(str(sig[2].dtype) == "float32" for sig in convert_hw.fp16_rne_chunk.signatures)
+    for src in (np.float32, np.float64):
+        assert sf.to_bits(x.astype(src), "fp16", "toward_zero").tolist() == [0x3C00, 0x0010, 0x7BFF]
+        assert any(str(sig[2].dtype) == np.dtype(src).name for sig in convert_hw.fp16_chunk.signatures)
+
+
+# ---------------------------------------------------------------------------
+# the fp16 block kernels (hw.cvt16_block, 16 elements per call): every lane,
+# the zero-padded tail, lengths, layouts, the dispatch and its fallback
+# ---------------------------------------------------------------------------
+_needs_block = pytest.mark.skipif(not (hw.use_hw() and hw.HAVE_F16C_AVX),
+                                  reason="no F16C/AVX on this host, or SOFTFLOAT_HW=0")
+
+_FP16 = (5, 10, 15, 0)
+_MODE_CODE = {m: i for i, m in enumerate(MODES)}      # softfloat's rounding codes 0-5
+
+
+def _block_args(mode):
+    from softfloat._kernels import convert_hw as HW
+    code = _MODE_CODE[mode]
+    kernel = HW.fp16_rne_chunk if code == 0 else HW.fp16_chunk
+    return kernel, code, HW.signed_thresholds(code, *HW.thresholds(_FP16, code))
+
+
+@njit
+def _each_alone(kernel, x, mode, po, no, pt, nt, bits, fl, tail):
+    """bits[i], fl[i]: the kernel's result and return value for x[i] alone among
+    zeros: in lane i % 16 of one block (tail False), or (tail True) in a range
+    of 16 + r elements, r = 1 + i % 15, whose last block overlaps the first: at
+    position 15 (converted by both blocks) for even i, at the end for odd i."""
+    blk = np.zeros(32, x.dtype)
+    o = np.empty(32, np.uint16)
+    for i in range(x.size):
+        blk[:] = 0
+        if tail:
+            r = 1 + i % 15
+            p = 15 if i % 2 == 0 else 15 + r
+            blk[p] = x[i]
+            fl[i] = kernel(0, 16 + r, blk, o, mode, po, no, pt, nt)
+        else:
+            p = i % 16
+            blk[p] = x[i]
+            fl[i] = kernel(0, 16, blk, o, mode, po, no, pt, nt)
+        bits[i] = o[p]
+
+
+def _check_each_alone(x, mode):
+    kernel, code, th = _block_args(mode)
+    with sf.localcontext(fast_paths=False):
+        want, wf = sf.to_bits(x, "fp16", mode, return_flags=True)
+    nan = np.isnan(x)
+    for tail in (False, True):
+        bits = np.empty(x.size, np.uint16)
+        fl = np.empty(x.size, np.int64)
+        _each_alone(kernel, x, code, *th, bits, fl, tail)
+        bad = np.flatnonzero(~nan & ((bits != want) | (fl != wf)))
+        assert bad.size == 0, (mode, x.dtype, tail, bad.size, [
+            (float(x[i]), hex(int(bits[i])), hex(int(want[i])), int(fl[i]), int(wf[i]))
+            for i in bad[:4]])
+        assert np.all(fl[nan] == 256), (mode, tail)          # a NaN lane raises nothing
+
+
+@_needs_block
+@pytest.mark.parametrize("mode", MODES)
+def test_fp16_block_kernel_flags_per_element(mode):
+    """The block kernel's own bits and flags for each element of the boundary
+    grids alone (in every lane, and in overlapping last blocks), against the general kernel's
+    per-element results (the dispatch only ever asks the block kernel for sticky
+    flags, so this is where its per-element flags are checked)."""
+    x = _f32_around_fp16_grid()
+    _check_each_alone(x, mode)
+    _check_each_alone(_f64_from(x[::9]), mode)
+
+
+@_needs_block
+@pytest.mark.parametrize("mode", MODES)
+def test_fp16_block_kernel_lengths_and_layouts(mode):
+    """Lengths around the 16-element block (shorter arrays are padded by the
+    dispatch, longer ones end with an overlapping block) and the thread chunks,
+    strided, reversed, 2-d Fortran-order and misaligned inputs; the kernel
+    declines ranges shorter than a block."""
+    kernel, code, th = _block_args(mode)
+    o = np.empty(16, np.uint16)
+    for n in range(16):
+        assert kernel(0, n, np.ones(16, np.float32), o, code, *th) == -1
+    rng = np.random.default_rng(_MODE_CODE[mode])
+    grid = _f32_around_fp16_grid()
+    pool = grid[rng.integers(0, grid.size, 1 << 18)]
+    for n in list(range(0, 41)) + [255, 256, 257, (1 << 16) + 17, 3 * (1 << 16) + 5,
+                                   (1 << 18) - 1]:
+        x = pool[:n].copy()
+        assert_fast_equals_general(sf.to_bits, (x, "fp16", mode), f"f32 n={n} {mode}")
+        assert_fast_equals_general(sf.to_bits, (_f64_from(x)[:n], "fp16", mode),
+                                   f"f64 n={n} {mode}")
+    x = pool[: 3 * 4099]
+    buf = np.zeros(x.nbytes + 1, np.uint8)
+    mis = buf[1:].view(np.float32)                     # writable, not 4-byte aligned
+    mis[:] = x
+    assert not mis.flags.aligned
+    for v, what in ((x[::3], "strided"), (x[::-1], "reversed"),
+                    (np.asfortranarray(x.reshape(3, -1)), "fortran"), (mis, "misaligned"),
+                    (x.astype(np.float64)[::2], "f64 strided")):
+        assert_fast_equals_general(sf.to_bits, (v, "fp16", mode), f"{what} {mode}")
+
+
+def test_fp16_dispatch_and_fallback(monkeypatch):
+    """Which kernel converts: the block kernels on an F16C + AVX host, the
+    integer path without AVX (same results)."""
+    from softfloat import conversions as C
+    from softfloat._kernels import convert_hw as HW
+    from softfloat.context import kernel_policy, resolve
+    from softfloat.formats import FP16, FP32, FP64
+    for mode in MODES:
+        res = resolve(mode)
+        pol = kernel_policy(res, FP16)
+        for src in (FP32, FP64):
+            k = C._hw_kernel(src, FP16, res, False, pol)
+            if hw.use_hw() and hw.HAVE_F16C_AVX:
+                assert k is (HW.fp16_rne_chunk if mode == "nearest_even" else HW.fp16_chunk)
+            else:
+                assert k is None
+            assert C._hw_kernel(src, FP16, res, True, pol) is None      # per-element flags
+    monkeypatch.setattr(hw, "HAVE_F16C_AVX", False)
+    x = _f32_around_fp16_grid()[::11]
+    for mode in MODES:
+        res = resolve(mode)
+        assert C._hw_kernel(FP32, FP16, res, False, kernel_policy(res, FP16)) is None
+        assert_fast_equals_general(sf.to_bits, (x, "fp16", mode), f"no AVX {mode}")
+
+
+_AVX256_SCRIPT = """
+import sys
+import numpy as np
+from numba import njit
+import softfloat as sf
+from softfloat._kernels import convert_hw as HW, hw
+assert hw.HAVE_F16C_AVX and not hw.HAVE_AVX512F
+x32 = np.load(sys.argv[1])
+out = {}
+
+
+@njit
+def each(kernel, x, mode, po, no, pt, nt, bits, fl):
+    blk = np.zeros(16, x.dtype)
+    o = np.empty(16, np.uint16)
+    for i in range(x.size):
+        blk[:] = 0
+        blk[i % 16] = x[i]
+        fl[i] = kernel(0, 16, blk, o, mode, po, no, pt, nt)
+        bits[i] = o[i % 16]
+
+
+for code, mode in enumerate(sf.DETERMINISTIC_MODES):
+    k = HW.fp16_rne_chunk if code == 0 else HW.fp16_chunk
+    th = HW.signed_thresholds(code, *HW.thresholds((5, 10, 15, 0), code))
+    for name, x in (("f32", x32), ("f64", x32.astype(np.float64) * (1 + 2.0 ** -30))):
+        bits = np.empty(x.size, np.uint16)
+        fl = np.empty(x.size, np.int64)
+        each(k, x, code, *th, bits, fl)
+        out[f"{mode}_{name}_bits"] = bits
+        out[f"{mode}_{name}_fl"] = fl
+        out[f"{mode}_{name}_call"] = sf.to_bits(x, "fp16", mode)
+np.savez(sys.argv[2], **out)
+"""
+
+
+@_needs_block
+def test_fp16_block_kernel_256_bit_form(tmp_path):
+    """The two-halves 256-bit `vcvtps2ph` form (hosts without AVX-512F): a fresh
+    process with SOFTFLOAT_AVX512=0 and its own numba cache, per element and
+    through the dispatch, against the general kernel here."""
+    if not hw.HAVE_AVX512F:
+        pytest.skip("this host compiles the 256-bit form already (tested above)")
+    x = _f32_around_fp16_grid()[::7].copy()
+    np.save(tmp_path / "x.npy", x)
+    env = dict(os.environ, SOFTFLOAT_AVX512="0", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-c", _AVX256_SCRIPT, str(tmp_path / "x.npy"),
+                    str(tmp_path / "out.npz")], env=env, cwd=root, check=True)
+    got = np.load(tmp_path / "out.npz")
+    for mode in MODES:
+        for name, xs in (("f32", x), ("f64", x.astype(np.float64) * (1 + 2.0 ** -30))):
+            with sf.localcontext(fast_paths=False):
+                want, wf = sf.to_bits(xs, "fp16", mode, return_flags=True)
+            nan = np.isnan(xs)
+            bits, fl = got[f"{mode}_{name}_bits"], got[f"{mode}_{name}_fl"]
+            assert np.array_equal(bits[~nan], want[~nan]), (mode, name)
+            assert np.array_equal(fl[~nan], wf[~nan]) and np.all(fl[nan] == 256), (mode, name)
+            assert np.array_equal(got[f"{mode}_{name}_call"], want), (mode, name)
+
+
+@njit
+def _block_flags(kernel, x, mode, po, no, pt, nt, bits, fl):
+    """fl[j] = the kernel's return value for the 16 elements x[16j:16j+16]."""
+    for j in range(x.size // 16):
+        fl[j] = kernel(16 * j, 16 * j + 16, x, bits, mode, po, no, pt, nt)
+
+
+@pytest.mark.slow
+@_needs_block
+@pytest.mark.parametrize("mode", MODES)
+def test_f32_to_fp16_all_inputs_fast_equals_general(mode):
+    """All 2^32 float32 inputs to fp16 (in blocks of 2^24): the dispatched fast
+    path's bits and sticky flags, and the block kernel's bits and flags per
+    16-element block, against the general integer kernel (fast paths off)."""
+    kernel, code, th = _block_args(mode)
+    n = 1 << 24
+    for k in range(1 << 8):
+        x = np.arange(k * n, (k + 1) * n, dtype=np.uint32).view(np.float32)
+        with sf.localcontext(fast_paths=False) as c0:
+            want, wf = sf.to_bits(x, "fp16", mode, return_flags=True)
+        with sf.localcontext() as c1:
+            got = sf.to_bits(x, "fp16", mode)
+        assert np.array_equal(got, want), (mode, k, np.flatnonzero(got != want)[:4])
+        assert int(c1.flags) == int(c0.flags), (mode, k)
+        bits = np.empty(n, np.uint16)
+        fl = np.empty(n // 16, np.int64)
+        _block_flags(kernel, x, code, *th, bits, fl)
+        nan = np.isnan(x)
+        wf = np.where(nan, 0, wf)
+        blk = np.bitwise_or.reduceat(wf, np.arange(0, n, 16)).astype(np.int64)
+        blk |= np.where(np.logical_or.reduceat(nan, np.arange(0, n, 16)), 256, 0)
+        assert np.array_equal(fl, blk), (mode, k, np.flatnonzero(fl != blk)[:4])
+        assert np.array_equal(bits[~nan], want[~nan]), (mode, k)
 
 
 def test_matmul_nan_addend_keeps_its_nan():

@@ -4,32 +4,30 @@ IEEE overflow). softfloat.conversions dispatches here and falls back to the
 integer kernels of `convert` for everything else.
 
 Each chunk kernel returns -1 when the calling thread's MXCSR has FTZ or DAZ set
-(nothing written; the caller reruns the whole array on the integer path), else
-1 when the chunk holds a NaN input, else 0. NaN elements are written with
-arbitrary bits here and recomputed by the caller with the general kernel
-(`convert.convert_chunk`), so the NaN rules have a single owner.
+(nothing written; the caller reruns the whole array on the integer path; the
+fp16 kernels also for a range shorter than one block), else the OR of the flags
+of the chunk's non-NaN elements, | 256 when it holds a NaN input. NaN elements
+are written with arbitrary bits here and recomputed by the caller with the
+general kernel (`convert.convert_chunk`), so the NaN rules have a single owner.
+The flags of a float64 x are those of y = RTO32(x) (below): y is inexact in
+fp16 iff x is (an inexact RTO32 result has its last bit set, which no fp16
+value has), and y lies on the same side of each float32 threshold as x (RTO32
+is monotone, and a threshold with its last bit set stands for "beyond the
+float32 below it").
 
 Notation: RN16 / RNx16 = rounding to fp16 in mode x; RTO32 = rounding to
 float32 by round-to-odd (truncate, then set the last bit if inexact).
 
-fp16 in a directed mode, from the nearest-even result h = RN16(x) (F16C):
-  back = float32 value of h (exact). back is one of the two fp16 neighbours of x
-  (or x itself), so with gt = |back| > |x| and lt = |back| < |x| (compared as
-  integer magnitudes, monotone for IEEE encodings, infinities included):
-  * toward zero: the neighbour below |x|, i.e. mag(h) - gt. An overflowed h
-    (infinity, back > x) becomes the largest finite value, as it must.
-  * away from zero (upward for +, downward for -): that truncation + inexact
-    (inexact = gt | lt), because the next encoding up is the next value up
-    (also from the largest finite to infinity, and from 0 to the smallest
-    subnormal).
-  * odd: truncation with its last bit set when inexact (the definition).
-  * nearest-away differs from nearest-even only on a tie that went toward
-    zero: lt and |x| exactly halfway between back and next = fp16 value of
-    mag(h) + 1. That midpoint test, 2|x| == |back| + next, is exact in float32:
-    2|x| is (|x| < 2^127 when lt holds, |back| < 65520); |back| + next is a
-    sum of two adjacent fp16 values, at most 12 significant bits, no overflow
-    (a tie at 65520 rounds to infinity in both modes, and next = inf then gives
-    inf != 2|x|).
+fp16, every deterministic mode (`fp16_rne_chunk`, `fp16_chunk`): 16 elements
+per `hw.cvt16_block` call, which converts with F16C's `vcvtps2ph` and its
+rounding immediate (nearest-even, toward zero, upward, downward; odd and
+nearest-away derived) and computes the flags; the proofs are in its
+docstring. Inexact is back != x, back the exact float32 value of the result;
+the overflow and tininess tests use signed float32 thresholds
+(`signed_thresholds`). A length that is no multiple of 16 ends with a block that
+overlaps the one before (the elements in both are converted twice, alike);
+arrays shorter than 16 are zero-padded by the dispatch (0 converts exactly and
+raises nothing). float64 sources go through RTO32 inside the block (below).
 
 float64 -> fp16 / bf16: y = RTO32(x) (see `_rto32`), then as from float32. Round
 to odd with a precision p' >= p + 2 followed by any rounding to p bits is the
@@ -46,8 +44,7 @@ and both sides round alike (to 0, or to bf16's smallest subnormal upward).
 import numpy as np
 from numba import njit
 
-from .hw import (MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, f32_to_f16, f64_bits,
-                 mxcsr)
+from .hw import BLOCK, MXCSR_DAZ, MXCSR_FTZ, bits_f32, cvt16_block, f32_bits, f64_bits, mxcsr
 
 # Rounding codes (core.RNE ...), repeated to keep this module free of core's imports.
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -79,31 +76,6 @@ def _rto32(x):
     gt = np.int32(ym > xm)
     even = _1 - (yb & _1)
     return yb + (lt - gt) * even
-
-
-@njit(cache=True)
-def _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
-    """(fp16 bits, flags) of float32 x (not NaN) in a mode other than nearest-even
-    (module doc)."""
-    h = f32_to_f16(x)
-    back = f16_to_f32(h)
-    ux = f32_bits(x) & np.int32(0x7FFFFFFF)
-    ub = f32_bits(back) & np.int32(0x7FFFFFFF)
-    sign = h >> 15
-    mag = h & np.int32(0x7FFF)
-    gt = np.int32(ub > ux)
-    lt = np.int32(ub < ux)
-    inx = gt | lt
-    tz = mag - gt
-    away = (m_up & (_1 - sign)) | (m_dn & sign)
-    nxt = f32_bits(f16_to_f32(mag + _1))
-    tie = np.int32(bits_f32(ux) * np.float32(2.0) == bits_f32(ub) + bits_f32(nxt))
-    r_dir = tz + (inx & away)
-    r_odd = tz | inx
-    r_rna = mag + (lt & tie)
-    r = r_dir if m_odd == 0 else r_odd
-    r = r if m_rna == 0 else r_rna
-    return (sign << 15) | r, _flags(ux, inx, away, t_on, t_oa, t_tn, t_ta)
 
 
 @njit(cache=True, inline="always")
@@ -177,91 +149,85 @@ def thresholds(dst_params, mode):
 # chunk kernels: (lo, hi, src, out, mode, thresholds) -> -1 (MXCSR set), else
 # the OR of the flags of the non-NaN elements | 256 when a NaN was seen
 # --------------------------------------------------------------------------
+def signed_thresholds(mode, t_on, t_oa, t_tn, t_ta):
+    """(po, no, pt, nt): float32 thresholds for signed x from `thresholds`'
+    magnitude encodings: a finite x overflows iff x >= po or x <= no and is tiny
+    iff nt < x < pt. Positive x round away from zero upward, negative x
+    downward; in the other modes the *_a and *_n thresholds are equal."""
+    f = lambda t: np.uint32(t).view(np.float32)  # noqa: E731
+    po = f(t_oa if mode == _RUP else t_on)
+    no = -f(t_oa if mode == _RDN else t_on)
+    pt = f(t_ta if mode == _RUP else t_tn)
+    nt = -f(t_ta if mode == _RDN else t_tn)
+    return po, no, pt, nt
+
+
+@njit(cache=True)
+def _pack(acc):
+    """Flags (| 256 for a NaN input) from `cvt16_block`'s OR of lane masks."""
+    m = np.int64(0xFFFF)
+    return (np.int64(1 if (acc & m) != 0 else 0) | np.int64(2 if ((acc >> 16) & m) != 0 else 0)
+            | np.int64(5 if ((acc >> 32) & m) != 0 else 0)
+            | np.int64(256 if ((acc >> 48) & m) != 0 else 0))
+
+
+# --------------------------------------------------------------------------
+# chunk kernels: (lo, hi, src, out, mode, thresholds) -> -1 (MXCSR set), else
+# the OR of the flags of the non-NaN elements | 256 when a NaN was seen
+# --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def f32_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, nearest-even: the first kernel most sessions
-    compile, kept to one small loop (mode is ignored)."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
-    out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
-    nan = False
-    fl = _0
-    for i in range(hi - lo):
-        x = src[i]
-        h = f32_to_f16(x)
-        out[i] = h
-        ux = f32_bits(x) & np.int32(0x7FFFFFFF)
-        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
-        nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
-
-
-@njit(cache=True, nogil=True)
-def f32_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float32, out uint16, a mode other than nearest-even."""
-    if _env_bad():
-        return -1
-    src = src[lo:hi]
-    out = out[lo:hi]
-    nan = False
-    fl = _0
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
-    for i in range(hi - lo):
-        x = src[i]
-        h, f = _fp16_from_f32(x, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta)
-        out[i] = h
-        fl |= f
-        nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
-
-
-@njit(cache=True, nogil=True)
-def f64_fp16_rne_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16, nearest-even (mode is ignored)."""
-    if _env_bad():
+def fp16_rne_chunk(lo, hi, src, out, mode, po, no, pt, nt):
+    """src float32 or float64 (C-contiguous), out uint16, nearest-even (mode is
+    ignored); thresholds from `signed_thresholds` (float32); hi - lo >= BLOCK
+    (else -1: the dispatch pads shorter arrays). The first kernel most sessions
+    compile, kept to one loop. Needs `hw.HAVE_F16C_AVX`."""
+    n = hi - lo
+    if n < BLOCK or _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    nan = False
-    fl = _0
-    for i in range(hi - lo):
-        x = src[i]
-        y = bits_f32(_rto32(x))
-        h = f32_to_f16(y)
-        out[i] = h
-        ux = f32_bits(y) & np.int32(0x7FFFFFFF)
-        inx = np.int32(ux != (f32_bits(f16_to_f32(h)) & np.int32(0x7FFFFFFF)))
-        fl |= _flags(ux, inx, _0, t_on, t_oa, t_tn, t_ta)
-        nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
+    acc = np.int64(0)
+    for j in range(0, n - BLOCK, BLOCK):
+        acc |= cvt16_block(src, out, j, 0, po, no, pt, nt)
+    # the last 16 elements (overlapping the block before when 16 does not divide
+    # n: those elements are converted again, to the same bits and flags)
+    acc |= cvt16_block(src, out, n - BLOCK, 0, po, no, pt, nt)
+    return _pack(acc)
 
 
 @njit(cache=True, nogil=True)
-def f64_fp16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
-    """src float64, out uint16, a mode other than nearest-even."""
-    if _env_bad():
+def fp16_chunk(lo, hi, src, out, mode, po, no, pt, nt):
+    """src float32 or float64 (C-contiguous), out uint16; mode nearest-away,
+    toward zero, upward, downward or odd; otherwise as `fp16_rne_chunk`.
+    (cvt16_block's mode must be a literal: one loop per mode.)"""
+    n = hi - lo
+    if n < BLOCK or _env_bad():
         return -1
     src = src[lo:hi]
     out = out[lo:hi]
-    nan = False
-    fl = _0
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
-    for i in range(hi - lo):
-        x = src[i]
-        h, f = _fp16_from_f32(bits_f32(_rto32(x)), m_rna, m_odd, m_up, m_dn,
-                              t_on, t_oa, t_tn, t_ta)
-        out[i] = h
-        fl |= f
-        nan |= x != x
-    return np.int64(fl) | (256 if nan else 0)
+    acc = np.int64(0)
+    last = n - BLOCK
+    if mode == _RNA:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 1, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 1, po, no, pt, nt)
+    elif mode == _RTZ:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 2, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 2, po, no, pt, nt)
+    elif mode == _RUP:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 3, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 3, po, no, pt, nt)
+    elif mode == _RDN:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 4, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 4, po, no, pt, nt)
+    else:
+        for j in range(0, last, BLOCK):
+            acc |= cvt16_block(src, out, j, 5, po, no, pt, nt)
+        acc |= cvt16_block(src, out, last, 5, po, no, pt, nt)
+    return _pack(acc)
 
 
 @njit(cache=True, nogil=True)
