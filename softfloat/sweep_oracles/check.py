@@ -16,13 +16,14 @@ import numpy as np
 from numba import njit
 
 from .._parallel import run_chunks, run_chunks_weighted
-from ._bits import (FIN, M_HOST, M_RO53, NARGS, OP_ADD, OP_CONV, OP_DIV, OP_FMA, OP_MUL, OP_SQRT,
-                    OP_SUB, Z, decode_fp32, decode_tables)
+from ._bits import (FIN, INF, M_HOST, M_RO53, NARGS, OP_ADD, OP_CONV, OP_DIV, OP_FMA, OP_MUL,
+                    OP_SQRT, OP_SUB, Z, decode_fp32, decode_tables)
 from .host import host_rne, tininess_threshold
 from .nan_rules import special, zero_out
 from .ro53 import exact_fma, exact_op, ro_round
 from ._bits import RDN
-from . import simd
+from . import simd, simd_fma
+from .simd_fma import LOG2_RUN, RUN
 
 
 @njit(cache=True, nogil=True)
@@ -209,6 +210,30 @@ def special_cases(lo, hi, op, a, b, pos, tabc, tabv, sE, sM, sbias, sk, E, M, bi
     return acc
 
 
+@njit(cache=True, nogil=True)
+def special_runs(lo, hi, ids, n, a, sha, ma, b, shb, mb, c, shc, mc, tabc, tabv, sE, sM,
+                 sbias, sk, E, M, bias, kind, fmax, T, mode, dnan, method, got, gotf):
+    """The cases with an infinite or NaN operand in the runs ids[lo:hi] (each
+    the cases [RUN*id, RUN*id + RUN) of a block of n): the scalar oracle
+    (`one_case`) and the compare; returns the OR of the codes."""
+    acc = 0
+    for t in range(lo, hi):
+        k0 = ids[t] << LOG2_RUN
+        for k in range(k0, min(k0 + RUN, n)):
+            xa = np.int64(a[(k >> sha) & ma])
+            xb = np.int64(b[(k >> shb) & mb])
+            xc = np.int64(c[(k >> shc) & mc])
+            if tabc[xa] < INF and tabc[xb] < INF and tabc[xc] < INF:
+                continue                       # done by fma_check
+            r, f = one_case(np.int64(OP_FMA), xa, xb, xc, tabc, tabv, False, sE, sM, sbias, sk,
+                            E, M, bias, kind, fmax, T, mode, dnan, method)
+            cd = 0 if np.int64(got[k]) == r else 1
+            if cd == 0 and np.int64(gotf[k]) != f:
+                cd = 2
+            acc |= cd
+    return acc
+
+
 def _simd_kind(op, layout):
     """'rows' for a row x column block of a binary op, 'flat' for a flat one,
     else None (the scalar kernels)."""
@@ -234,9 +259,9 @@ def _rows_shape(op, layout):
     return nb
 
 
-#: use the SIMD kernels (`simd`) for + - * / blocks; False (or the environment
-#: variable SOFTFLOAT_SWEEP_SIMD=0) runs the scalar kernels only (the tests
-#: compare both on the same blocks)
+#: use the SIMD kernels (`simd`, `simd_fma`) for + - * / and fma blocks; False
+#: (or the environment variable SOFTFLOAT_SWEEP_SIMD=0) runs the scalar kernels
+#: only (the tests compare both on the same blocks)
 USE_SIMD = os.environ.get("SOFTFLOAT_SWEEP_SIMD", "1").strip() not in ("0", "false", "no", "off")
 
 
@@ -269,6 +294,8 @@ def check_block(op, layout: Layout, src, dst, mode, method, got, gotf):
     ``gotf`` uint8 flags, flat, in the layout's case order) with the oracle.
     Returns (n_bits_mismatches, n_flag_only_mismatches, code or None)."""
     (opc,), rest = _params(op, src, dst, mode, method)
+    if op == "fma" and USE_SIMD and src.nbits <= 16:
+        return _check_simd_fma(layout, dst, mode, method, rest, got, gotf)
     kind = _simd_kind(op, layout) if USE_SIMD and src.nbits <= 16 else None
     if kind is not None:
         return _check_simd(kind, int(opc), layout, src, dst, mode, method, rest, got, gotf)
@@ -314,6 +341,32 @@ def _check_simd(kind, opc, layout, src, dst, mode, method, rest, got, gotf):
     kernel = CHECK_KERNELS[(int(opc), int(method))]
     code = np.empty(layout.n, np.uint8)
     run_chunks(kernel, layout.n, *layout.args(), *rest[:-1], got, gotf, code)
+    return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
+
+
+def _check_simd_fma(layout, dst, mode, method, rest, got, gotf):
+    """check_block of an fma block (any layout) by a `simd_fma` kernel, the
+    cases with an infinite or NaN operand by the scalar oracle
+    (`special_runs`, over the runs the vector kernel flagged); the per-case
+    codes, needed only when something mismatches, by the scalar check kernel."""
+    tabc, tabv = rest[0], rest[1]
+    E, M, bias, knd = (int(x) for x in dst.params)
+    consts = simd.mode_params(E, M, bias, knd, mode, dst.default_nan_bits, False)
+    fmt = (np.int64(E), np.int64(M), np.int64(bias), np.int64(knd))
+    n = layout.n
+    runs = np.zeros((n >> LOG2_RUN) + 1, np.uint8)
+    kernel, ops = simd_fma.kernel_args(layout, tabv)
+    acc = run_chunks(kernel, n, *ops, tabv, *fmt, *consts, got, gotf, runs)
+    ids = np.flatnonzero(runs).astype(np.int64)
+    if ids.size:
+        # cost per run in simple steps: up to RUN scalar cases of about 16 each
+        acc |= run_chunks_weighted(special_runs, ids.size, 16 * RUN, ids, np.int64(n),
+                                   *layout.args(), *rest[:2], *rest[3:], got, gotf)
+    if not acc:
+        return 0, 0, None
+    kernel = CHECK_KERNELS[(OP_FMA, int(method))]
+    code = np.empty(n, np.uint8)
+    run_chunks(kernel, n, *layout.args(), *rest[:-1], got, gotf, code)
     return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2)), code
 
 
