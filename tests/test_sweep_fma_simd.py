@@ -117,8 +117,9 @@ def test_every_small_triple_every_mode(fmt):
     lays = _all_triples_layouts(f.nbits)
     every = lays[:3]                      # the layouts of every triple
     for i, mode in enumerate(MODES):
-        _agrees(every[i % len(every)], f, mode)
-        if len(lays) == 4 and i in (0, 4):
+        # (the corrupted-results pass costs a scalar check: two modes of fp8)
+        _agrees(every[i % len(every)], f, mode, flips=f.nbits < 8 or i < 2)
+        if len(lays) == 4 and i == 4:
             _agrees(lays[3], f, mode, kinds=(CONST, LIN, GATHER), flips=False)
         if f.nbits < 8:
             for lay in lays:
@@ -269,8 +270,10 @@ def _level1(function):
 @pytest.mark.parametrize("fmt", ["fp16", "bf16"])
 def test_testfloat_level1(fmt):
     """Every TestFloat level-1 case of f16_mulAdd / bf16_mulAdd (6,133,248
-    each) in all six modes: the SIMD check against the scalar oracle, and on
-    the library's kernel results (bits, flags, NaN patterns)."""
+    each) in all six modes: the SIMD check against the scalar oracle (bits,
+    flags, NaN patterns); on the library's kernel results in nearest_even
+    (test_sweep_oracles compares the scalar oracle with the kernel in every
+    mode)."""
     f = sf.get_format(fmt)
     name = {"fp16": "f16_mulAdd", "bf16": "bf16_mulAdd"}[fmt]
     total = 0
@@ -279,6 +282,8 @@ def test_testfloat_level1(fmt):
         lay = O.Layout.flat(*(x.astype(np.int64) for x in (a, b, c)))
         for i, mode in enumerate(MODES):
             _agrees(lay, f, mode, kinds=(LIN, LIN, LIN), flips=(i == 0))
+            if i:
+                continue
             m = sf.get_rounding(mode)
             got, gotf = sf.fma(a, b, c, f, mode, return_flags=True)
             assert _simd_check(lay, f, m, O.method_code("auto", f, m, "fma"), got,
