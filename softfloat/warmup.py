@@ -132,6 +132,12 @@ def _all():
             for mode in ("nearest_even", "toward_zero"):
                 t.append((f"sweep {op} {fmt} {mode}", lambda op=op, fmt=fmt, mode=mode:
                           _sweep(op, fmt, mode)))
+    # the SIMD fma kernels (sweep_oracles.simd_fma, one per way the block layout
+    # reads the operands): c fixed, the cancel4 family, a block of the whole space
+    t.append(("sweep fma fp16 structured (simd_fma)", lambda: (
+        _sweep_sub("fma", "fp16", a=0x3C00, c=0x3C00),
+        _sweep_sub("fma", "fp16", a=0x3C00, c_family="cancel4"),
+        _sweep_sub("fma", "fp16", a=0x3C00, b="0x3c00-0x3c0f"))))
     for fmt in ("fp16", "tf32"):
         t.append((f"sweep from_float32/convert {fmt}", lambda fmt=fmt: (
             _sweep("from_float32", fmt, "nearest_even"),
@@ -143,6 +149,11 @@ def _all():
 def _sweep(op, fmt, mode):
     from .sweep import run_sweep
     return run_sweep(op, fmt, mode, sample=512, shards=1, mpfr=0)
+
+
+def _sweep_sub(op, fmt, **space):
+    from .sweep import run_sweep
+    return run_sweep(op, fmt, "nearest_even", shards=1, mpfr=0, **space)
 
 
 def tasks(everything: bool = False):
