@@ -23,6 +23,10 @@ Modules, one oracle each:
     vectorizes, fused with the compare; the sweep engine's kernels for those
     ops (operands that are not finite nonzero numbers go to the scalar oracle;
     ``SOFTFLOAT_SWEEP_SIMD=0`` turns them off).
+``simd_fma`` (`simd_fma.py`)
+    the branch-free twin of the ``ro53`` fma oracle, fused with the compare:
+    the sweep engine's kernel for every fma block (operands that are
+    infinite or NaN go to the scalar oracle; ``SOFTFLOAT_SWEEP_SIMD=0`` too).
 
 ``nan_rules.py`` holds the special cases and the NaN pattern the library's
 default NaN policy promises (checked bit for bit); ``check.py`` the array
