@@ -102,15 +102,10 @@ CONST, LIN, GATHER = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def _ld_enc(x, i, tabv):
-    """The value of encoding x[i]."""
-    return tabv[np.uint64(x[i])]
-
-
-@njit(cache=True, nogil=True)
-def _ld_val(x, i, tabv):
-    """x[i], x an array of values."""
-    return x[i]
+def _ld(x, i, tabv, enc):
+    """The value of operand element x[i]: tabv[x[i]] for an array of encodings
+    (``enc``, a compile-time constant of the caller), else x[i]."""
+    return tabv[np.uint64(x[i])] if enc else np.float64(x[i])
 
 
 def access(shift, mask):
@@ -131,10 +126,10 @@ def _make(KA, KB, KC, EA, EB, EC):
     all compile-time constants of the closure. Contiguous and run-invariant
     operands are what make the loop fast: a gather costs about as much as the
     whole rounding (measured: 6.0 ns per case with two-level gathers for the
-    three operands, 2.1 with contiguous loads)."""
-    la = _ld_enc if EA else _ld_val
-    lb = _ld_enc if EB else _ld_val
-    lc = _ld_enc if EC else _ld_val
+    three operands, 2.1 with contiguous loads). The closure holds only
+    integers and booleans: numba's cache key includes the closure's contents,
+    and a function object there would miss the cache in every new process."""
+    EA, EB, EC = bool(EA), bool(EB), bool(EC)
 
     @njit(cache=True, nogil=True, error_model="numpy")
     def fma_check(lo, hi, a, sha, ma, b, shb, mb, c, shc, mc, tabv, E, M, bias, kind, rne,
@@ -163,9 +158,9 @@ def _make(KA, KB, KC, EA, EB, EC):
             ia = (k0 >> ua) & wa
             ib = (k0 >> ub) & wb
             ic = (k0 >> uc) & wc
-            a0 = la(a, ia, tabv)
-            b0 = lb(b, ib, tabv)
-            c0 = lc(c, ic, tabv)
+            a0 = _ld(a, ia, tabv, EA)
+            b0 = _ld(b, ib, tabv, EB)
+            c0 = _ld(c, ic, tabv, EC)
             da = ia - k0
             db = ib - k0
             dc = ic - k0
@@ -174,21 +169,21 @@ def _make(KA, KB, KC, EA, EB, EC):
                 if KA == CONST:
                     va = a0
                 elif KA == LIN:
-                    va = la(a, k + da, tabv)
+                    va = _ld(a, k + da, tabv, EA)
                 else:
-                    va = la(a, (k >> ua) & wa, tabv)
+                    va = _ld(a, (k >> ua) & wa, tabv, EA)
                 if KB == CONST:
                     vb = b0
                 elif KB == LIN:
-                    vb = lb(b, k + db, tabv)
+                    vb = _ld(b, k + db, tabv, EB)
                 else:
-                    vb = lb(b, (k >> ub) & wb, tabv)
+                    vb = _ld(b, (k >> ub) & wb, tabv, EB)
                 if KC == CONST:
                     vc = c0
                 elif KC == LIN:
-                    vc = lc(c, k + dc, tabv)
+                    vc = _ld(c, k + dc, tabv, EC)
                 else:
-                    vc = lc(c, (k >> uc) & wc, tabv)
+                    vc = _ld(c, (k >> uc) & wc, tabv, EC)
                 p = va * vb                                 # exact (step 1)
                 h = p + vc                                  # TwoSum (step 2)
                 bb = h - p
@@ -233,7 +228,7 @@ def kernel_args(layout, tabv):
         enc = x.size > VALUES_MAX
         encs.append(enc)
         args += [x if enc else np.ascontiguousarray(tabv[x]), np.int64(sh), np.int64(m)]
-    key = (*kinds, *encs)
+    key = (*(int(x) for x in kinds), *(bool(x) for x in encs))
     if key not in KERNELS:
         KERNELS[key] = _make(*key)
     return KERNELS[key], args
