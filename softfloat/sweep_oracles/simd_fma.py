@@ -14,8 +14,8 @@ replaced by selects:
    <= 4), so the product has at most 32 <= 53 bits, and its magnitude, if
    nonzero, lies in [2**-298, 2**256] (the oracles' formats have at most 8
    exponent bits: operands in [2**-149, 2**128]), inside float64's normal
-   range. A zero operand gives
-   the correctly signed zero product (IEEE sign rule of multiplication).
+   range. A zero operand gives the correctly signed zero product (IEEE sign
+   rule of multiplication).
 2. **TwoSum.** ``h = RN(p + vc)``, ``e = (p - (h - bb)) + (vc - bb)`` with
    ``bb = h - p``: Knuth's TwoSum, exact without overflow whatever the
    magnitudes (|p + vc| < 2**257), so ``h + e == p + vc`` exactly and
