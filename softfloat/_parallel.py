@@ -46,20 +46,36 @@ def run_chunks(kernel, n: int, *args) -> int:
     return run_chunks_weighted(kernel, n, 1, *args)
 
 
+def _spans(n: int, cost: int):
+    """[(lo, hi)] chunks of [0, n) for elements costing ``cost`` steps each, or
+    None when the work is too small to split (or one thread is configured)."""
+    nt = num_threads()
+    work = n * max(int(cost), 1)
+    if n < 2 or work < MIN_PARALLEL or nt == 1:
+        return None
+    nchunks = min(4 * nt, n, (work + MIN_PARALLEL - 1) // MIN_PARALLEL)
+    step = (n + nchunks - 1) // nchunks
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
 def run_chunks_weighted(kernel, n: int, cost: int, *args) -> int:
     """`run_chunks` for kernels whose elements each cost about ``cost`` simple steps
     (a dot product of length K: cost K): the work, not the element count, decides
     whether and how finely to split. Results never depend on the split (each
     element depends only on its inputs and its index)."""
-    nt = num_threads()
-    work = n * max(int(cost), 1)
-    if n < 2 or work < MIN_PARALLEL or nt == 1:
-        return int(kernel(0, n, *args))
-    nchunks = min(4 * nt, n, (work + MIN_PARALLEL - 1) // MIN_PARALLEL)
-    step = (n + nchunks - 1) // nchunks
-    pool = _get_pool(nt)
-    futs = [pool.submit(kernel, lo, min(n, lo + step), *args) for lo in range(0, n, step)]
     r = 0
-    for f in futs:
-        r |= int(f.result())
+    for _, v in run_chunks_each(kernel, n, *args, cost=cost):
+        r |= v
     return r
+
+
+def run_chunks_each(kernel, n: int, *args, cost: int = 1) -> list:
+    """``kernel(lo, hi, *args)`` over [0, n) in chunks; returns [(lo, result)] for
+    every chunk, in order (for kernels whose results are not flags to OR, such
+    as a count of elements written from ``lo`` on)."""
+    spans = _spans(n, cost)
+    if spans is None:
+        return [(0, int(kernel(0, n, *args)))]
+    pool = _get_pool(num_threads())
+    futs = [(lo, pool.submit(kernel, lo, hi, *args)) for lo, hi in spans]
+    return [(lo, int(f.result())) for lo, f in futs]

@@ -34,7 +34,7 @@ from ._kernels import arith as K
 from ._kernels import eft as EFT
 from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
-from ._parallel import run_chunks
+from ._parallel import run_chunks_each
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -126,16 +126,25 @@ def _eft_ok(f, res, pol) -> bool:
 
 
 def _eft_run(kernel, args, full, out, scratch, mode, general):
-    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, mode)`` over all elements,
-    then pass 2: the elements it marked (scratch >= 128) by ``general(subs, o2,
-    f2)`` on the gathered operands ``full``. Returns the OR of the flags, or
-    None when the kernel refused (FTZ/DAZ set in MXCSR: nothing written)."""
-    r = run_chunks(kernel, out.size, *args, out, scratch, mode)
-    if r < 0:
-        return None
-    allf = r & 255
-    if r & 256:
-        idx = np.flatnonzero(scratch >= 128)
+    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, idx, mode)`` over all
+    elements (it lists the elements it leaves in idx, chunk by chunk), then pass 2:
+    those elements by ``general(subs, o2, f2)`` on the gathered operands ``full``.
+    Returns the OR of the flags, or None when the kernel refused (FTZ/DAZ set in
+    MXCSR: nothing written)."""
+    # idx: pages the kernels do not write are never touched (np.empty maps lazily)
+    idx = np.empty(out.size, np.int64)
+    res = run_chunks_each(kernel, out.size, *args, out, scratch, idx, mode)
+    allf = 0
+    parts = []
+    for lo, r in res:
+        if r < 0:
+            return None
+        allf |= r & 255
+        cnt = r >> 9
+        if cnt:
+            parts.append(idx[lo:lo + cnt])
+    if parts:
+        idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         subs = [np.ascontiguousarray(x[idx]) for x in full]
         o2 = np.empty(idx.size, out.dtype)
         f2 = np.empty(idx.size, np.uint8)

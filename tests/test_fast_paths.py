@@ -245,6 +245,97 @@ def test_fp16_nearest_even_equals_numpy():
         assert np.array_equal(sf.sqrt(a, "fp16")[keep], ref.view(np.uint16)[keep])
 
 
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_exact_zeros_every_mode(fmt):
+    """Exact zero results stay in the fast kernels (softfloat._kernels.eft): x + (-x)
+    (+0, but -0 downward), signed zeros added and subtracted, products and
+    quotients with a zero operand, sqrt(+-0); every encoding against its negation
+    and against both zeros."""
+    a = np.arange(1 << 16, dtype=np.uint16)
+    z = np.array([0, 0x8000], np.uint16)
+    A = np.concatenate([a, np.repeat(z, a.size), a])
+    B = np.concatenate([a ^ 0x8000, np.tile(a, 2), a])
+    for mode in MODES:
+        for op in ("add", "sub", "mul", "div"):
+            assert_fast_equals_general(getattr(sf, op), (A, B, fmt, mode), f"{op} {fmt} {mode}")
+        assert_fast_equals_general(sf.fma, (A, B, B[::-1].copy(), fmt, mode), f"fma {fmt} {mode}")
+        assert_fast_equals_general(sf.fma, (A, z[0], B, fmt, mode), f"fma 0 {fmt} {mode}")
+        assert_fast_equals_general(sf.sqrt, (z, fmt, mode), f"sqrt 0 {fmt} {mode}")
+
+
+def _fma_midpoint_triples(fmt, n, seed):
+    """(a, b, c) where a * b + c lies at or next to a rounding boundary of the
+    format: c = -RN(a*b) and its neighbours (cancellation), c tiny against a*b (a
+    product that is itself a midpoint, or one ulp from one, then nudged by less
+    than an ulp: the case where rounding the float32 sum to nearest first would
+    land on the midpoint), c at +-2^k near the product's ulp."""
+    rng = np.random.default_rng(seed)
+    one = 0x3C00 if fmt == "fp16" else 0x3F80
+    M = 10 if fmt == "fp16" else 7
+    a = (one + rng.integers(0, 1 << M, n)).astype(np.uint16)       # [1, 2)
+    b = (one + rng.integers(0, 1 << M, n)).astype(np.uint16)
+    e = rng.integers(-3, 4, n)
+    a = (a.astype(np.int64) + (e << M)).astype(np.uint16)           # other binades
+    sgn = (rng.integers(0, 2, n) << 15).astype(np.uint16)
+    a ^= sgn
+    p = sf.mul(a, b, fmt, "toward_zero")
+    k = n // 4
+    c = np.empty(n, np.uint16)
+    c[:k] = ((p[:k] ^ 0x8000).astype(np.int64) + rng.integers(-2, 3, k)).astype(np.uint16)
+    # tiny addends: magnitudes from the smallest subnormal up to about the
+    # product's ulp, either sign
+    tiny = rng.integers(1, (M + 4) << M, n - k).astype(np.uint16)
+    c[k:] = tiny ^ (rng.integers(0, 2, n - k) << 15).astype(np.uint16)
+    return a, b, c
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_fma_midpoints_every_mode(fmt):
+    """fma's fast kernel rounds RTO32(a*b + c), never RN_24 first: triples whose
+    exact result sits on or next to a midpoint or a format value."""
+    a, b, c = _fma_midpoint_triples(fmt, 1 << 17, 11)
+    for mode in MODES:
+        assert_fast_equals_general(sf.fma, (a, b, c, fmt, mode), f"fma {fmt} {mode}")
+
+
+def test_fma_double_rounding_is_avoided():
+    """fp16: 1.5 * (1 + 2^-10) = 1.5 + 2^-10 + 2^-11, the midpoint between 0x3E01
+    and 0x3E02. Plus c = -+2^-24, the exact sum lies just below / above it, but
+    its float32 rounding is the midpoint itself (a tie, to the even float32),
+    which nearest-even would then round to 0x3E02 either way. The fast kernel
+    must give 0x3E01 below and 0x3E02 above, in both nearest modes, either sign."""
+    for sgn in (0, 0x8000):
+        a, b = np.uint16(0x3E00 | sgn), np.uint16(0x3C01)
+        for c, want in ((np.uint16(0x0001 | (0x8000 ^ sgn)), 0x3E01),
+                        (np.uint16(0x0001 | sgn), 0x3E02)):
+            for mode in ("nearest_even", "nearest_away"):
+                got = sf.fma(np.full(64, a), np.full(64, b), np.full(64, c), "fp16", mode)
+                assert (got == (want | sgn)).all(), (hex(sgn), hex(c), mode, hex(got[0]))
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 511, 512, 513, 1023, 1025, 65535, 65536, 65537,
+                               200001])
+def test_slow_element_lists_at_block_and_chunk_edges(n):
+    """The fast kernels list the elements they leave (subnormal results here) per
+    block of 512 and per thread chunk; slow elements at every block edge, at the
+    array's ends and in runs, for lengths around the block and chunk sizes."""
+    rng = np.random.default_rng(n)
+    a = sf.to_bits(rng.standard_normal(n) * 8, "fp16")
+    b = sf.to_bits(rng.standard_normal(n) * 8, "fp16")
+    tiny = np.uint16(0x0001)                                  # smallest subnormal
+    marks = np.zeros(n, bool)
+    marks[::512] = True
+    marks[511::512] = True
+    marks[-1] = True
+    marks[n // 3: n // 3 + 40] = True
+    a = np.where(marks, tiny, a)
+    b = np.where(marks, np.uint16(0x3C00), b)                 # tiny * 1: subnormal result
+    for mode in ("nearest_even", "upward"):
+        assert_fast_equals_general(sf.mul, (a, b, "fp16", mode), f"mul n={n} {mode}")
+        assert_fast_equals_general(sf.add, (a, np.where(marks, tiny, b), "bf16", mode),
+                                   f"add n={n} {mode}")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["fp16", "bf16"])
 @pytest.mark.parametrize("op", ["add", "mul", "div"])

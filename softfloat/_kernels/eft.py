@@ -1,15 +1,32 @@
 """fp16 and bf16 add, sub, mul, div, sqrt and fma at hardware pace, in every
 deterministic rounding mode, with flags: float32 arithmetic plus error-free
-transformations (EFT), then one integer rounding into the format.
+transformations (EFT), then one rounding into the format.
 
 Pass 1 (the kernels here, branch-free so that LLVM vectorizes them) takes every
 element whose operands are finite (and, for bf16 div/sqrt, whose dividend or
-radicand is at least 2^-100) and whose result is a normal number of the format; it writes the result and
-``scratch[i] = inexact``. Every other element gets ``scratch[i] = 128`` and is
-recomputed by the caller with the general kernel (`arith.binary_array`, ...):
-zeros, subnormals, overflow, infinities and NaNs (so the NaN rules, flushing,
-tininess and overflow policies have one owner). For the elements pass 1 keeps,
-no flag but inexact can arise.
+radicand is at least 2^-100) and whose result is a normal number of the format
+or an exact zero; it writes the result and ``scratch[i] = inexact``. Every other
+element gets ``scratch[i] = 128``, its index goes to the chunk's list (below),
+and the caller recomputes it with the general kernel (`arith.binary_array`,
+...): subnormal and tiny results, overflow, infinities and NaNs (so the NaN
+rules, flushing, tininess and overflow policies have one owner). For the
+elements pass 1 keeps, no flag but inexact can arise.
+
+Special operands need no test of their own (except a divisor: x / inf = 0): an
+infinite or NaN operand makes the float32 result s infinite or NaN, which the
+range tests send to the general path. Exact zeros stay: r = 0 exactly when s = 0
+for sums (TwoSum: s = 0 gives e = 0) and sqrt, and for products and quotients
+when an operand (the dividend) is zero (otherwise s = 0 is an underflow: slow).
+Their sign is s's, the float32 operation's in nearest-even, which is IEEE 754's
+in every mode except x + (-x) downward (-0; 6.3): there the kernels set the sign
+from the addends' (-0 unless both are +0).
+
+Slow elements are listed inside the kernel: each block of 512 elements that
+has one is scanned again and the indices are written from ``idx[lo]`` on (the
+count is returned), so the caller never scans the whole scratch array.
+
+Integer work runs on int32 (`hw.add32` ...: numba types int32 + int32 as int64,
+which would halve the vector lanes); conditions stay booleans (vector masks).
 
 Why the result is right (r = the exact result, RTO32 = round to odd at float32's
 24 bits: truncate, and set the last bit if inexact):
@@ -41,19 +58,24 @@ Why the result is right (r = the exact result, RTO32 = round to odd at float32's
    * fma: p = fl(a * b) exact as for mul (a nonzero product below 2^-126, where
      it may not be, is slow; fma(a, b, -p) cannot tell, as it rounds too),
      then TwoSum(p, c).
-3. From (s, side) the RTO32 value t = RTO32(r) is formed on the encoding: if
-   r != s and s's last bit is even, the other float32 neighbour of r is the
-   encoding one step from s toward r, which is odd: magnitude + 1 when |r| > |s|,
-   - 1 otherwise (consecutive encodings are consecutive values, across binade
-   boundaries too). t = s otherwise.
+3. From (s, side) the RTO32 value t = RTO32(r) is formed on the encoding:
+   RTO32(r) = RTZ32(r) | inexact, and RTZ32(r) is s when |r| >= |s|, else the
+   encoding one below s's magnitude (consecutive encodings are consecutive
+   values, across binade boundaries too; the borrow does it).
 4. Rounding t into the format (p = 11 or 8 bits) in any mode gives the correct
    rounding of r: round to odd with p + 2 <= 24 bits followed by any rounding
    to p bits is innocuous (Boldo & Melquiond, IEEE TC 2008). Here the result is
    a normal number of the format, so the rounding point is at a fixed position
-   of t's significand (23 - M bits dropped) and the rounding is integer
-   arithmetic on t's magnitude: an increment carries into the exponent by
-   itself. inexact iff a dropped bit of t is set (t is odd whenever r is not a
-   float32, so an inexact r never looks exact).
+   of t's significand (sh = 23 - M bits dropped) and the rounding is integer
+   arithmetic on t's bits: add the mode's increment (nearest-even 2^(sh-1) - 1
+   + the lowest kept bit; nearest-away 2^(sh-1); away from zero, i.e. upward
+   for a positive and downward for a negative t, 2^sh - 1; toward zero and odd
+   0), then clear the sh dropped bits (odd then sets the lowest kept bit when a
+   dropped bit was set). A carry moves into the exponent by itself; the value
+   is then an fp16 number (converted exactly by F16C) or the bf16 encoding's
+   upper half. inexact iff a dropped bit of t is set (t is odd whenever r is
+   not a float32, so an inexact r never looks exact). Results beyond the
+   format's largest finite value (and s infinite or NaN) are slow.
 
 Nearest-even has its own pass-1 kernels (``*_rne_chunk``, chosen per call by
 `KERNELS`' entries), cheaper than steps 3-4: the float32 result s is rounded
@@ -69,8 +91,8 @@ compared with the result's exact float32 value). An element is slow when an
 operand is special (as above), when |s| <= the format's smallest normal (a
 result that is zero, subnormal, or tiny before rounding even if it rounds up
 to the smallest normal: tininess and underflow belong to the general path; s
-at exactly the smallest normal may stand for an r just below it), or when the
-result's exponent field is all ones (overflow). fp16 needs nothing else: every
+at exactly the smallest normal may stand for an r just below it; exact zeros
+stay, as above), or when the result is infinite (overflow) or NaN. fp16 needs nothing else: every
 s is a float32 normal or zero (|r| >= 2^-48 for products, >= 2^-40 for
 quotients). bf16 keeps the dividend/radicand rule of step 2 and, for products
 below 2^-126 (float32 subnormal, possibly inexact), the |s| test makes them
@@ -79,8 +101,8 @@ slow.
 import numpy as np
 from numba import njit
 
-from .hw import (MXCSR_DAZ, MXCSR_FTZ, bits_f32, f16_to_f32, f32_bits, f32_to_f16, fma32,
-                 mxcsr)
+from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_bits,
+                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, sub32)
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -97,47 +119,16 @@ def _dec(x, E, M):
     return f16_to_f32(x)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _special(x, E, M):
-    """1 when the encoding is an infinity or a NaN."""
-    emask = (np.int32(1) << E) - 1
-    return np.int32(((np.int32(x) >> M) & emask) == emask)
+_FLT_MAX = np.float32(3.4028234663852886e38)
+_2M100 = np.float32(2.0 ** -100)
+_FLT_MIN = np.float32(2.0 ** -126)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _below_2m100(x, E, M):
-    """1 when a bf16 encoding's magnitude is below 2^-100 (zeros and subnormals
-    included): there the remainder of a float32 division or square root may
-    fall below float32's 2^-149 (module doc, step 2)."""
-    return np.int32(((np.int32(x) >> M) & np.int32(255)) < np.int32(27))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _finish(s, inx32, up, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
-    """(bits, inexact, slow) from the float32 result s and the side of r: inx32 =
-    r != s, up = r > s (0/1 int32). Steps 3 and 4 of the module doc."""
-    u = f32_bits(s)
-    sign = (u >> 31) & _1
-    ms = u & _MAG
-    slow = np.int32(ms >= np.int32(0x7F800000))            # s overflowed (or NaN)
-    # step 3: t = RTO32(r), on the magnitude
-    even = _1 - (ms & _1)
-    away = up ^ sign                                        # |r| > |s|
-    t = ms + (inx32 & even) * (away + away - _1)
-    # step 4: round t at 23 - M bits, normal results only
-    sh = 23 - M
-    q = (t >> sh) - np.int32((127 - bias) << M)             # rebiased magnitude
-    rem = t & np.int32((1 << sh) - 1)
-    half = np.int32(1 << (sh - 1))
-    nz = np.int32(rem != 0)
-    inc = ((m_rne & (np.int32(rem > half) | (np.int32(rem == half) & q)))
-           | (m_rna & np.int32(rem >= half))
-           | (m_up & nz & (_1 - sign))
-           | (m_dn & nz & sign))
-    mag = (q + (inc & _1)) | (m_odd & nz)
-    emask = np.int32((1 << E) - 1)
-    slow |= np.int32(q < np.int32(1 << M)) | np.int32(mag >= (emask << M))
-    return (sign << (E + M)) | (mag & np.int32((1 << (E + M)) - 1)), nz, slow
+def _special(a):
+    """True when the decoded operand is an infinity or a NaN (a float comparison:
+    no integer work on the encoding; NaN fails <=)."""
+    return not (np.abs(a) <= _FLT_MAX)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -150,188 +141,6 @@ def _two_sum(a, b):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _bin_one(op, x, y, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
-    a = _dec(x, E, M)
-    b = _dec(y, E, M)
-    slow = _special(x, E, M) | _special(y, E, M)
-    if op == OP_ADD or op == OP_SUB:
-        if op == OP_SUB:
-            b = -b
-        s, e = _two_sum(a, b)
-        inx32 = np.int32(e != np.float32(0))
-        up = np.int32(e > np.float32(0))
-    elif op == OP_MUL:
-        s = a * b
-        inx32 = _0
-        up = _0
-    else:
-        s = a / b
-        rr = fma32(-s, b, a)
-        inx32 = np.int32(rr != np.float32(0))
-        up = inx32 & np.int32((rr > np.float32(0)) == (b > np.float32(0)))
-        if E == 8:
-            slow |= _below_2m100(x, E, M)
-    v, inx, sl = _finish(s, inx32, up, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-    return v, inx, slow | sl
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _bin_loop(op, a, b, out, scratch, n, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd):
-    fa = _0
-    for i in range(n):
-        v, f, sl = _bin_one(op, a[i], b[i], E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-        out[i] = v
-        scratch[i] = f | (sl << 7)
-        fa |= (f & (_1 - sl)) | (sl << 8)
-    return fa
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _modes(mode):
-    return (np.int32(mode == _RNE), np.int32(mode == _RNA), np.int32(mode == _RUP),
-            np.int32(mode == _RDN), np.int32(mode == _RTO))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _binary(lo, hi, op, a, b, out, scratch, mode, E, M, bias):
-    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return np.int64(-1)
-    # slices: indices from 0, so LLVM drops numba's negative-index wraparound
-    a = a[lo:hi]
-    b = b[lo:hi]
-    out = out[lo:hi]
-    scratch = scratch[lo:hi]
-    m_rne, m_rna, m_up, m_dn, m_odd = _modes(mode)
-    return np.int64(_bin_loop(op, a, b, out, scratch, hi - lo, E, M, bias, m_rne, m_rna, m_up,
-                              m_dn, m_odd))
-
-
-# One small kernel per (format, op), so that a first call compiles one loop.
-# Each: pass 1 over elements lo..hi of uint16 arrays; returns -1 when FTZ/DAZ is
-# set in MXCSR (nothing done), else the OR of the fast elements' flags, | 256
-# when some element is left to the slow pass (scratch[i] >= 128).
-_NB = dict(cache=True, nogil=True, error_model="numpy")
-
-
-@njit(**_NB)
-def add_fp16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_ADD, a, b, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def sub_fp16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_SUB, a, b, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def mul_fp16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_MUL, a, b, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def div_fp16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_DIV, a, b, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def add_bf16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_ADD, a, b, out, scratch, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def sub_bf16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_SUB, a, b, out, scratch, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def mul_bf16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_MUL, a, b, out, scratch, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def div_bf16_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary(lo, hi, OP_DIV, a, b, out, scratch, mode, 8, 7, 127)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _sqrt_fma(lo, hi, op, a, b, c, out, scratch, mode, E, M, bias):
-    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return np.int64(-1)
-    a = a[lo:hi]
-    out = out[lo:hi]
-    scratch = scratch[lo:hi]
-    n = hi - lo
-    m_rne, m_rna, m_up, m_dn, m_odd = _modes(mode)
-    fa = _0
-    if op == OP_SQRT:
-        for i in range(n):
-            x = a[i]
-            av = _dec(x, E, M)
-            s = np.sqrt(av)
-            rr = fma32(-s, s, av)
-            inx32 = np.int32(rr != np.float32(0))
-            up = np.int32(rr > np.float32(0))
-            slow = _special(x, E, M)
-            if E == 8:
-                slow |= _below_2m100(x, E, M)
-            v, f, sl = _finish(s, inx32, up, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-            sl |= slow
-            out[i] = v
-            scratch[i] = f | (sl << 7)
-            fa |= (f & (_1 - sl)) | (sl << 8)
-    else:
-        b = b[lo:hi]
-        c = c[lo:hi]
-        for i in range(n):
-            x = a[i]
-            y = b[i]
-            z = c[i]
-            av = _dec(x, E, M)
-            bv = _dec(y, E, M)
-            cv = _dec(z, E, M)
-            p = av * bv
-            # p is exact unless it left float32's normal range: an overflow is
-            # caught below (s infinite); a nonzero product below 2^-126 is slow
-            tinyp = (np.int32((f32_bits(p) & np.int32(0x7F800000)) == 0)
-                     & np.int32(av != np.float32(0)) & np.int32(bv != np.float32(0)))
-            slow = _special(x, E, M) | _special(y, E, M) | _special(z, E, M) | tinyp
-            s, e = _two_sum(p, cv)
-            inx32 = np.int32(e != np.float32(0))
-            up = np.int32(e > np.float32(0))
-            v, f, sl = _finish(s, inx32, up, E, M, bias, m_rne, m_rna, m_up, m_dn, m_odd)
-            sl |= slow
-            out[i] = v
-            scratch[i] = f | (sl << 7)
-            fa |= (f & (_1 - sl)) | (sl << 8)
-    return np.int64(fa)
-
-
-@njit(**_NB)
-def sqrt_fp16_chunk(lo, hi, a, out, scratch, mode):
-    """Pass 1 of sqrt for fp16 (as the binary kernels)."""
-    return _sqrt_fma(lo, hi, OP_SQRT, a, a, a, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def sqrt_bf16_chunk(lo, hi, a, out, scratch, mode):
-    return _sqrt_fma(lo, hi, OP_SQRT, a, a, a, out, scratch, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def fma_fp16_chunk(lo, hi, a, b, c, out, scratch, mode):
-    """Pass 1 of fma(a, b, c) for fp16 (as the binary kernels)."""
-    return _sqrt_fma(lo, hi, OP_FMA, a, b, c, out, scratch, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def fma_bf16_chunk(lo, hi, a, b, c, out, scratch, mode):
-    return _sqrt_fma(lo, hi, OP_FMA, a, b, c, out, scratch, mode, 8, 7, 127)
-
-
-# --------------------------------------------------------------------------
-# Nearest-even: the hardware's rounding of the float32 result (module doc)
-# --------------------------------------------------------------------------
-@njit(cache=True, inline="always", error_model="numpy")
 def _rn(s, E):
     """(encoding, its exact float32 value) of RN(s) in fp16 (E = 5) or bf16 (E =
     8), s a float32 that is not NaN (a NaN gives some NaN: such elements are slow)."""
@@ -341,134 +150,335 @@ def _rn(s, E):
         # lowest kept bit; a carry moves into the exponent (to infinity from the
         # largest finite value, the overflow result). The sign bit is never reached
         # for finite s (magnitude + 0x8000 < 2^31).
-        h = ((u + np.int32(0x7FFF) + ((u >> 16) & _1)) >> 16) & np.int32(0xFFFF)
-        return h, bits_f32(h << 16)
+        h = and32(shr32(add32(add32(u, np.int32(0x7FFF)), and32(shr32(u, 16), _1)), 16),
+                  np.int32(0xFFFF))
+        return h, bits_f32(shl32(h, 16))
     h = f32_to_f16(s)
     return h, f16_to_f32(h)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _rn_keep(s, h, E, M, bias):
-    """1 when the element must go to the general path: |s| <= the format's
-    smallest normal (zero, subnormal or tiny results) or h's exponent field is all
-    ones (overflow, or a special operand's NaN/infinity result)."""
-    tiny = np.int32((128 - bias) << 23)          # float32 bits of 2^(1 - bias)
-    emask = np.int32((1 << E) - 1)
-    return (np.int32((f32_bits(s) & _MAG) <= tiny)
-            | np.int32(((h >> M) & emask) == emask))
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _binary_rne(lo, hi, op, a, b, out, scratch, E, M, bias):
-    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return np.int64(-1)
-    a = a[lo:hi]
-    b = b[lo:hi]
-    out = out[lo:hi]
-    scratch = scratch[lo:hi]
-    fa = _0
-    for i in range(hi - lo):
-        x = a[i]
-        y = b[i]
-        av = _dec(x, E, M)
-        bv = _dec(y, E, M)
-        slow = _special(x, E, M) | _special(y, E, M)
-        if op == OP_ADD or op == OP_SUB:
-            if op == OP_SUB:
-                bv = -bv
-            s, e = _two_sum(av, bv)
-            inx32 = np.int32(e != np.float32(0))
-        elif op == OP_MUL:
-            s = av * bv                   # exact when s is a float32 normal (step 2)
-            inx32 = _0
-        else:
-            s = av / bv
-            inx32 = np.int32(fma32(-s, bv, av) != np.float32(0))
-            if E == 8:
-                slow |= _below_2m100(x, E, M)
-        h, back = _rn(s, E)
-        inx = inx32 | np.int32(back != s)
-        slow |= _rn_keep(s, h, E, M, bias)
-        out[i] = h
-        scratch[i] = inx | (slow << 7)
-        fa |= (inx & (_1 - slow)) | (slow << 8)
-    return np.int64(fa)
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _sqrt_rne(lo, hi, a, out, scratch, E, M, bias):
-    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
-        return np.int64(-1)
-    a = a[lo:hi]
-    out = out[lo:hi]
-    scratch = scratch[lo:hi]
-    fa = _0
-    for i in range(hi - lo):
-        x = a[i]
-        av = _dec(x, E, M)
-        s = np.sqrt(av)                   # negative av: NaN, slow by its exponent
-        inx = np.int32(fma32(-s, s, av) != np.float32(0))
-        slow = _special(x, E, M)
+def _exact(op, x, y, z, E, M):
+    """(s, inx, up, slow, zok, zneg) of one element, all but s booleans: s =
+    RN_24(r) the float32 result, inx = r != s, up = r > s, slow = an operand or
+    the float32 computation leaves the cases of step 2 (module doc), zok = s = 0
+    may stay in the fast path: r = 0 exactly (a product or quotient that
+    underflowed is no exact zero) and, in every mode but downward, its sign is
+    s's; zneg = a sum's exact zero is -0 downward (IEEE 754 6.3: x + (-x) is +0
+    in the other modes, -0 downward; a sum of two zeros keeps their common
+    sign: -0 downward unless both are +0)."""
+    a = _dec(x, E, M)
+    if op == OP_SQRT:
+        s = np.sqrt(a)                    # negative a: NaN, slow by its exponent
+        rr = fma32(-s, s, a)
+        slow = False
         if E == 8:
-            slow |= _below_2m100(x, E, M)
-        h, back = _rn(s, E)
-        inx |= np.int32(back != s)
-        slow |= _rn_keep(s, h, E, M, bias)
-        out[i] = h
-        scratch[i] = inx | (slow << 7)
-        fa |= (inx & (_1 - slow)) | (slow << 8)
-    return np.int64(fa)
+            slow = np.abs(a) < _2M100
+        return s, rr != np.float32(0), rr > np.float32(0), slow, True, s < np.float32(0)
+    b = _dec(y, E, M)
+    # An infinite or NaN operand makes s infinite or NaN (slow by s's range in the
+    # callers), except a divisor: x / inf = 0
+    slow = False
+    if op == OP_ADD or op == OP_SUB:
+        if op == OP_SUB:
+            b = -b
+        s, e = _two_sum(a, b)
+        inx = e != np.float32(0)
+        up = e > np.float32(0)
+        zok = True                        # a + b = s + e: s = 0 gives e = 0
+        zneg = or32(f32_bits(a), f32_bits(b)) < _0
+    elif op == OP_MUL:
+        s = a * b                         # exact when s is a float32 normal (step 2)
+        inx = False
+        up = False
+        zok = (a == np.float32(0)) | (b == np.float32(0))
+        zneg = s < np.float32(0)
+    elif op == OP_DIV:
+        s = a / b
+        rr = fma32(-s, b, a)
+        inx = rr != np.float32(0)
+        up = inx & ((rr > np.float32(0)) == (b > np.float32(0)))
+        slow = _special(b)
+        if E == 8:
+            slow |= np.abs(a) < _2M100
+        zok = a == np.float32(0)
+        zneg = s < np.float32(0)
+    else:
+        c = _dec(z, E, M)
+        p = a * b
+        # p is exact unless it left float32's normal range: an overflow is caught
+        # by s; a nonzero product below 2^-126 (bf16 only: fp16 products are >=
+        # 2^-48) is slow, since fma(a, b, -p) could not tell (it rounds too)
+        if E == 8:
+            slow = (np.abs(p) < _FLT_MIN) & (a != np.float32(0)) & (b != np.float32(0))
+        s, e = _two_sum(p, c)
+        inx = e != np.float32(0)
+        up = e > np.float32(0)
+        zok = True
+        zneg = or32(f32_bits(p), f32_bits(c)) < _0
+    return s, inx, up, slow, zok, zneg
 
 
-# Same signatures as the all-modes kernels (``mode`` is ignored: always nearest-even).
+@njit(cache=True, inline="always", error_model="numpy")
+def _keep_range(s, zok, bias):
+    """True when |s| is above the format's smallest normal (and finite: NaN and
+    infinity fail), or s is an exact zero that may stay (zok). Otherwise the
+    result is zero, subnormal or tiny (tininess and underflow belong to the
+    general path; s at exactly the smallest normal may stand for an r just below
+    it), or s overflowed."""
+    tiny = bits_f32(np.int32((128 - bias) << 23))     # 2^(1 - bias)
+    sa = np.abs(s)
+    return ((sa > tiny) & (sa <= _FLT_MAX)) | ((sa == np.float32(0)) & zok)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _elem_rne(op, x, y, z, E, M, bias):
+    """(encoding, inexact, slow): nearest-even by the hardware's rounding of s
+    (module doc: innocuous double rounding; not for fma). slow also when RN(s)
+    overflows (back infinite)."""
+    s, inx, up, slow, zok, zneg = _exact(op, x, y, z, E, M)
+    h, back = _rn(s, E)
+    # back finite implies s finite
+    tiny = bits_f32(np.int32((128 - bias) << 23))     # 2^(1 - bias)
+    sa = np.abs(s)
+    keep = ((sa > tiny) | ((sa == np.float32(0)) & zok)) & (np.abs(back) <= _FLT_MAX)
+    return h, inx | (back != s), slow | (not keep)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _elem_any(op, x, y, z, E, M, bias, inc_pos, inc_neg, rne_bit, odd_or, rd_sign):
+    """(encoding, inexact, slow) in any deterministic mode: steps 3 and 4 of the
+    module doc on t's float32 bits, with the mode's increments from `_run`. An
+    exact zero (kept) is t = s = +-0, which every increment leaves as it is; its
+    sign downward (rd_sign: the format's sign bit, else 0) is zneg's
+    (`_exact`).
+
+    Integer work is on int32 bits (`hw.add32` ...: numba's int32 arithmetic would
+    run in 64-bit lanes); conditions stay booleans, so that LLVM makes them
+    vector masks and selects."""
+    s, inx32, up, slow, zok, zneg = _exact(op, x, y, z, E, M)
+    u = f32_bits(s)
+    neg = s < np.float32(0)
+    # step 3: t = RTO32(r) = RTZ32(r) | inexact on the encoding: RTZ32(r) is s
+    # when |r| >= |s|, else s's encoding - 1 (magnitude one step down; a borrow
+    # crosses binades by itself). |r| < |s| when inexact and (r > s) == (s < 0).
+    tb = sub32(u, _1) if (inx32 & (up == neg)) else u
+    tb = or32(tb, _1) if inx32 else tb
+    # step 4: round t at sh = 23 - M bits by adding the mode's increment and
+    # truncating; a carry moves into the exponent by itself, never into the sign
+    # (t finite and below 2^128). The increment (`_run`): nearest-even half - 1 +
+    # the lowest kept bit (an exact half rounds to even); nearest-away half; away
+    # from zero (upward for +, downward for -) 2^sh - 1; else 0. odd then sets
+    # the lowest kept bit when a dropped bit is set.
+    sh = 23 - M
+    low = np.int32((1 << sh) - 1)
+    inc = inc_neg if neg else inc_pos
+    if op == OP_FMA:
+        # nearest-even reaches this kernel only for fma (`KERNELS`)
+        inc = add32(inc, and32(shr32(tb, sh), rne_bit))
+    inx = and32(tb, low) != _0
+    rb = and32(add32(tb, inc), ~low)
+    rb = or32(rb, odd_or) if inx else rb
+    rf = bits_f32(rb)
+    if E == 8:
+        h = shr32(rb, 16)                   # the store keeps the low 16 bits
+    else:
+        h = f32_to_f16(rf)                  # exact: rf is an fp16 normal, +-0 (or slow)
+    h = or32(h, rd_sign) if ((s == np.float32(0)) & zneg) else h
+    # also slow: a result beyond the largest finite value (overflow)
+    big = bits_f32(np.int32(((bias + 127) << 23) | (((1 << M) - 1) << sh)))
+    keep = _keep_range(s, zok, bias) & (np.abs(rf) <= big)
+    return h, inx, slow | (not keep)
+
+
+_BLK = 512
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
+    """Pass 1 over elements lo..hi by `_elem_rne` (kind 0) or `_elem_any` (kind
+    1); each block of _BLK elements with a slow one is scanned
+    again and its slow elements' indices are written to idx[lo:]."""
+    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
+        return np.int64(-1)
+    # the mode's increments before truncation at 23 - M bits (see `_elem_any`)
+    half = np.int32(1 << (22 - M))
+    low = half + half - _1
+    inc_pos = _0
+    inc_neg = _0
+    if mode == _RNE:
+        inc_pos = half - _1
+        inc_neg = half - _1
+    elif mode == _RNA:
+        inc_pos = half
+        inc_neg = half
+    elif mode == _RUP:
+        inc_pos = low
+    elif mode == _RDN:
+        inc_neg = low
+    rne_bit = np.int32(1 if mode == _RNE else 0)
+    odd_or = np.int32(1 << (23 - M)) if mode == _RTO else _0
+    rd_sign = np.int32(1 << (E + M)) if mode == _RDN else _0
+    anyinx = False
+    cnt = np.int64(0)
+    for b0 in range(lo, hi, _BLK):
+        b1 = min(hi, b0 + _BLK)
+        # slices: indices from 0, so LLVM drops numba's negative-index wraparound
+        ab = a[b0:b1]
+        bb = b[b0:b1]
+        cb = c[b0:b1]
+        ob = out[b0:b1]
+        sb = scratch[b0:b1]
+        anyslow = False
+        for i in range(b1 - b0):
+            if kind == 0:
+                v, inx, slow = _elem_rne(op, ab[i], bb[i], cb[i], E, M, bias)
+            else:
+                v, inx, slow = _elem_any(op, ab[i], bb[i], cb[i], E, M, bias, inc_pos, inc_neg,
+                                         rne_bit, odd_or, rd_sign)
+            ob[i] = v
+            sb[i] = (np.uint8(128) if slow else np.uint8(0)) | (np.uint8(1) if inx else np.uint8(0))
+            anyinx |= inx & (not slow)
+            anyslow |= slow
+        if anyslow:
+            for i in range(b1 - b0):
+                if sb[i] >= 128:
+                    idx[lo + cnt] = b0 + i
+                    cnt += 1
+    return np.int64(1 if anyinx else 0) | (cnt << 9)
+
+
+# One small kernel per (format, op, nearest-even `_rne` or any mode), so that a
+# first call compiles one loop. Each: pass 1 over elements lo..hi of uint16 arrays;
+# returns -1 when FTZ/DAZ is set in MXCSR (nothing done), else the OR of the fast
+# elements' flags | (the number of elements left to the slow pass << 9), their
+# indices in idx[lo:lo + that number] (scratch[i] >= 128 marks them too).
+# sqrt passes a for b and c, the binary ops a for c (not read).
+_NB = dict(cache=True, nogil=True, error_model="numpy")
+
+
 @njit(**_NB)
-def add_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_ADD, a, b, out, scratch, 5, 10, 15)
+def add_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_ADD, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
 
 @njit(**_NB)
-def sub_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_SUB, a, b, out, scratch, 5, 10, 15)
+def add_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_ADD, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
-
-@njit(**_NB)
-def mul_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_MUL, a, b, out, scratch, 5, 10, 15)
 
 
 @njit(**_NB)
-def div_fp16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_DIV, a, b, out, scratch, 5, 10, 15)
+def sub_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SUB, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
 
 @njit(**_NB)
-def sqrt_fp16_rne_chunk(lo, hi, a, out, scratch, mode):
-    return _sqrt_rne(lo, hi, a, out, scratch, 5, 10, 15)
+def sub_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SUB, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
-
-@njit(**_NB)
-def add_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_ADD, a, b, out, scratch, 8, 7, 127)
 
 
 @njit(**_NB)
-def sub_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_SUB, a, b, out, scratch, 8, 7, 127)
+def mul_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_MUL, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
 
 @njit(**_NB)
-def mul_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_MUL, a, b, out, scratch, 8, 7, 127)
+def mul_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_MUL, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
 
-
-@njit(**_NB)
-def div_bf16_rne_chunk(lo, hi, a, b, out, scratch, mode):
-    return _binary_rne(lo, hi, OP_DIV, a, b, out, scratch, 8, 7, 127)
 
 
 @njit(**_NB)
-def sqrt_bf16_rne_chunk(lo, hi, a, out, scratch, mode):
-    return _sqrt_rne(lo, hi, a, out, scratch, 8, 7, 127)
+def div_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_DIV, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def div_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_DIV, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
+
+
+
+@njit(**_NB)
+def sqrt_fp16_rne_chunk(lo, hi, a, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SQRT, 0, a, a, a, out, scratch, idx, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def sqrt_fp16_chunk(lo, hi, a, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SQRT, 1, a, a, a, out, scratch, idx, mode, 5, 10, 15)
+
+
+
+@njit(**_NB)
+def fma_fp16_chunk(lo, hi, a, b, c, out, scratch, idx, mode):
+    """fma in every mode (nearest-even too: its sum is no +-*/sqrt result, so
+    RN(s) is not RN(r) near midpoints: `_elem_any` rounds RTO32(r))."""
+    return _run(lo, hi, OP_FMA, 1, a, b, c, out, scratch, idx, mode, 5, 10, 15)
+
+
+@njit(**_NB)
+def add_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_ADD, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def add_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_ADD, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+
+@njit(**_NB)
+def sub_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SUB, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def sub_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SUB, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+
+@njit(**_NB)
+def mul_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_MUL, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def mul_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_MUL, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+
+@njit(**_NB)
+def div_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_DIV, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def div_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
+    return _run(lo, hi, OP_DIV, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+
+@njit(**_NB)
+def sqrt_bf16_rne_chunk(lo, hi, a, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SQRT, 0, a, a, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+@njit(**_NB)
+def sqrt_bf16_chunk(lo, hi, a, out, scratch, idx, mode):
+    return _run(lo, hi, OP_SQRT, 1, a, a, a, out, scratch, idx, mode, 8, 7, 127)
+
+
+
+@njit(**_NB)
+def fma_bf16_chunk(lo, hi, a, b, c, out, scratch, idx, mode):
+    """fma in every mode (nearest-even too: its sum is no +-*/sqrt result, so
+    RN(s) is not RN(r) near midpoints: `_elem_any` rounds RTO32(r))."""
+    return _run(lo, hi, OP_FMA, 1, a, b, c, out, scratch, idx, mode, 8, 7, 127)
 
 
 class ByMode:
@@ -488,18 +498,12 @@ class ByMode:
 
 FP16 = (5, 10, 15, 0)
 BF16 = (8, 7, 127, 0)
-KERNELS = {
-    (FP16, OP_ADD): ByMode(add_fp16_rne_chunk, add_fp16_chunk),
-    (FP16, OP_SUB): ByMode(sub_fp16_rne_chunk, sub_fp16_chunk),
-    (FP16, OP_MUL): ByMode(mul_fp16_rne_chunk, mul_fp16_chunk),
-    (FP16, OP_DIV): ByMode(div_fp16_rne_chunk, div_fp16_chunk),
-    (FP16, OP_SQRT): ByMode(sqrt_fp16_rne_chunk, sqrt_fp16_chunk),
-    (FP16, OP_FMA): ByMode(None, fma_fp16_chunk),   # fma's sum is no +-*/sqrt: not innocuous
-    (BF16, OP_ADD): ByMode(add_bf16_rne_chunk, add_bf16_chunk),
-    (BF16, OP_SUB): ByMode(sub_bf16_rne_chunk, sub_bf16_chunk),
-    (BF16, OP_MUL): ByMode(mul_bf16_rne_chunk, mul_bf16_chunk),
-    (BF16, OP_DIV): ByMode(div_bf16_rne_chunk, div_bf16_chunk),
-    (BF16, OP_SQRT): ByMode(sqrt_bf16_rne_chunk, sqrt_bf16_chunk),
-    (BF16, OP_FMA): ByMode(None, fma_bf16_chunk),
-}
+_G = globals()
+KERNELS = {(P, code): ByMode(_G[f"{op}_{name}_rne_chunk"], _G[f"{op}_{name}_chunk"])
+           for P, name in ((FP16, "fp16"), (BF16, "bf16"))
+           for op, code in (("add", OP_ADD), ("sub", OP_SUB), ("mul", OP_MUL), ("div", OP_DIV),
+                            ("sqrt", OP_SQRT))}
+# fma: one all-modes kernel (its sum is no +-*/sqrt result: RN(s) may miss)
+KERNELS[FP16, OP_FMA] = ByMode(None, fma_fp16_chunk)
+KERNELS[BF16, OP_FMA] = ByMode(None, fma_bf16_chunk)
 """(format params, op) -> pass-1 chunk kernel (`ByMode`)."""

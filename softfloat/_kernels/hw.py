@@ -183,6 +183,40 @@ fma64 = _fma_intrinsic(types.float64, _f64)
 fma64.__doc__ = "a * b + c in float64 with one rounding (llvm.fma.f64)."
 
 
+def _as_i32(builder, v, ty):
+    if ty.bitwidth > 32:
+        return builder.trunc(v, _i32)
+    if ty.bitwidth < 32:
+        return builder.sext(v, _i32) if ty.signed else builder.zext(v, _i32)
+    return v
+
+
+def _i32_op(name, doc):
+    def impl(typingctx, a, b):
+        if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            x, y = (_as_i32(builder, v, t) for v, t in zip(args, sig.args))
+            return getattr(builder, name)(x, y)
+
+        return types.int32(a, b), codegen
+    impl.__doc__ = doc
+    return intrinsic(impl)
+
+
+# 32-bit integer operations that stay 32-bit: numba types int32 + int32 as int64,
+# which makes a vectorized loop use 64-bit lanes (half as many per instruction).
+# Operands are truncated (or extended) to 32 bits; the result wraps modulo 2^32.
+add32 = _i32_op("add", "a + b in int32 (wrapping).")
+sub32 = _i32_op("sub", "a - b in int32 (wrapping).")
+and32 = _i32_op("and_", "a & b in int32.")
+or32 = _i32_op("or_", "a | b in int32.")
+xor32 = _i32_op("xor", "a ^ b in int32.")
+shl32 = _i32_op("shl", "a << b in int32 (b in [0, 31]).")
+shr32 = _i32_op("ashr", "a >> b in int32, arithmetic (b in [0, 31]).")
+
+
 @intrinsic
 def mxcsr(typingctx):
     """The calling thread's MXCSR register (x86-64 only: llvm.x86.sse.stmxcsr)."""
