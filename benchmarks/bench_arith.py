@@ -3,8 +3,8 @@ run: numpy float16, ml_dtypes bfloat16 and torch CPU half / bfloat16.
 
     python benchmarks/bench_arith.py [--n 10000000] [--repeat 3] [--threads 2]
 
-fp16 and bf16 add, sub, mul, div, sqrt and fma on encodings in nearest_even,
-and every other deterministic mode for add and mul. numpy has no fused
+fp16 and bf16 add, sub, mul, div, sqrt and fma on encodings in every
+deterministic mode (peers in nearest_even only). numpy has no fused
 multiply-add in float16, so fma is compared with numpy's ``a * b + c`` (two
 roundings), which is what a user would write; torch's with ``addcmul``. sqrt
 takes |x| (numpy, torch and we all handle negative inputs, but NaN results go
@@ -80,8 +80,7 @@ def main(argv=None):
                 if tt is not None:
                     ops["add"][2](tt)
         for op, (ours, fpeer, ftorch) in ops.items():
-            modes = sf.DETERMINISTIC_MODES if op in ("add", "mul") else ("nearest_even",)
-            for mode in modes:
+            for mode in sf.DETERMINISTIC_MODES:
                 t = best(lambda: ours(mode), a.repeat)
                 line = f"{fmt} {op:4s} {mode:12s} {t * 1e3:8.2f}"
                 rp = rt = None
@@ -115,7 +114,7 @@ def main(argv=None):
         if rp is not None:
             show(f"bf16 {op} >= 1x ml_dtypes", rp >= 1.0, f"{rp:.2f}x")
     for fmt in ("fp16", "bf16"):
-        for op in ("add", "mul"):
+        for op in ("add", "sub", "mul", "div", "sqrt", "fma"):
             t0 = results[(fmt, op, "nearest_even")][0]
             worst = max(results[(fmt, op, m)][0] / t0 for m in sf.DETERMINISTIC_MODES[1:])
             show(f"{fmt} {op} other modes within 1.2x of nearest_even", worst <= 1.2,

@@ -88,12 +88,13 @@ bits are all there), which holds for every element kept (below). So the result
 is RN_p(r). inexact iff r != result: r != s (the EFT of step 2 says so: e, or
 the remainder, is nonzero; r is then not even a float32) or s != result (s is
 compared with the result's exact float32 value). An element is slow when an
-operand is special (as above), when |s| <= the format's smallest normal (a
+operand is special (s is then infinite or NaN, or a divisor is infinite), when
+0 < |s| <= the format's smallest normal (a
 result that is zero, subnormal, or tiny before rounding even if it rounds up
 to the smallest normal: tininess and underflow belong to the general path; s
 at exactly the smallest normal may stand for an r just below it; exact zeros
-stay, as above), or when the result is infinite (overflow) or NaN. fp16 needs nothing else: every
-s is a float32 normal or zero (|r| >= 2^-48 for products, >= 2^-40 for
+stay, as above), or when the result is infinite (overflow) or NaN. fp16 needs
+nothing else: every s is a float32 normal or zero (|r| >= 2^-48 for products, >= 2^-40 for
 quotients). bf16 keeps the dividend/radicand rule of step 2 and, for products
 below 2^-126 (float32 subnormal, possibly inexact), the |s| test makes them
 slow.
@@ -108,14 +109,13 @@ OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
 _1 = np.int32(1)
 _0 = np.int32(0)
-_MAG = np.int32(0x7FFFFFFF)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _dec(x, E, M):
     """float32 value of an fp16 (E = 5) or bf16 (E = 8) encoding, exact."""
     if E == 8:
-        return bits_f32(np.int32(x) << 16)
+        return bits_f32(shl32(x, 16))
     return f16_to_f32(x)
 
 
