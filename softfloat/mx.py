@@ -340,6 +340,9 @@ _MASKS = {int(m): tuple(int(m == k) for k in (Rounding.NEAREST_EVEN, Rounding.NE
                                                 Rounding.UPWARD, Rounding.DOWNWARD,
                                                 Rounding.ODD))
           for m in Rounding}
+# the modes of NVFP4's threshold kernel (softfloat._kernels.mx.nv_thr_mode's numbers)
+_NV_THR = {int(Rounding.NEAREST_EVEN): 0, int(Rounding.NEAREST_AWAY): 1,
+           int(Rounding.TOWARD_ZERO): 2}
 # the output a fast kernel call does not write (never read or written there)
 _DUMMY_U8 = np.empty(1, np.uint8)
 _DUMMY_F32 = np.empty(1, np.float32)
@@ -370,11 +373,20 @@ def _fast(p, want_vals):
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
-    kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
-    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
-            is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
-            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    nvm = _NV_THR.get(int(p.res.rounding), -1) if p.nv and (M, emin, maxmag) == (1, 0, 7) \
+        else -1
+    if nvm >= 0:
+        # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
+        # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
+        kern = K.nv_fast_chunk
+        args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.maxe_exp,
+                p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    else:
+        kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
+        args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
+                is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
+                1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+                p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
     if n < MIN_PARALLEL:
         r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
     else:
