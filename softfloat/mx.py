@@ -356,6 +356,15 @@ def _static(bf):
     return r
 
 
+def _nv_thr_mode(p):
+    """NVFP4's threshold kernel's mode number (0 nearest_even, 1 nearest_away, 2
+    toward_zero, as `_kernels.mx.nv_thr_mode`), or -1 where the fast path takes the
+    division kernel (other modes, other element formats)."""
+    if not p.nv or _static(p.bf)[1][:3] != (1, 0, 7):
+        return -1
+    return _NV_THR.get(int(p.res.rounding), -1)
+
+
 def _fast(p, want_vals):
     """The fast kernels on float32 x viewed as (B, L, T) around the blocked axis (no
     copy of a C-contiguous x). Returns (codes or values, scales), or None when the
@@ -373,8 +382,7 @@ def _fast(p, want_vals):
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
-    nvm = _NV_THR.get(int(p.res.rounding), -1) if p.nv and (M, emin, maxmag) == (1, 0, 7) \
-        else -1
+    nvm = _nv_thr_mode(p)
     if nvm >= 0:
         # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
         # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
