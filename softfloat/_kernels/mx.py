@@ -318,6 +318,9 @@ def scale_cast_chunk(lo, hi, x, hE, hM, hbias, sc_exp, sc_sig, out, E, M, bias, 
 # midpoint of the element format, nor onto one: every deterministic rounding of
 # fl64(V / D) equals that of V / D. (Stochastic rounding needs the exact fraction:
 # NVFP4 stochastic stays on the general kernel.)
+# (NVFP4 in nearest_even, nearest_away and toward_zero does not come here: it takes
+# `nv_fast_chunk`, exact comparisons with the rounding boundaries and no division; see
+# "NVFP4 elements by thresholds" below. Upward, downward and odd use this quotient.)
 # Stochastic (MX only, y exact): y's significand has <= 24 significant bits, so sig24
 # = sig >> 29 and sh24 = sh - 29 (uncapped, then capped at 60: with rem24 < 2**24 and
 # nb <= 32, every sh24 >= 57 gives top = [rem24 != 0]); top = ceil(rem24 * 2**nb /
