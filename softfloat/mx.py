@@ -377,33 +377,76 @@ def _fast(p, want_vals):
     nL = -(-L // bl)
     M, emin, maxmag, sshift, is_int = _static(bf)[1]
     masks = _MASKS[int(p.res.rounding)]
+    sshape = shape[:ax] + (nL,) + shape[ax + 1:]
+    nvm = _nv_thr_mode(p)
+    if nvm >= 0:
+        # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
+        # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
+        r = _nv_fast(a.reshape(B, L, T), bl, want_vals, nvm, p)
+        if r is None:
+            return None
+        return r[0].reshape(shape), r[1].reshape(sshape)
     flat = a.reshape(-1)
     n = flat.size
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
-    nvm = _nv_thr_mode(p)
-    if nvm >= 0:
-        # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
-        # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
-        kern = K.nv_fast_chunk
-        args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.maxe_exp,
-                p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
-    else:
-        kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
-        args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
-                is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
-                1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-                p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
+            is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
+            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
+            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
     if n < MIN_PARALLEL:
         r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
     else:
         r = run_chunks_weighted(kern, B * nL, bl * T, *args)
     if r < 0:
         return None
-    sshape = shape[:ax] + (nL,) + shape[ax + 1:]
     out = vals.reshape(shape) if want_vals else codes.reshape(shape)
     return out, scales.reshape(sshape)
+
+
+def _nv_fast(x3, bl, want_vals, nvm, p):
+    """`_kernels.mx.nv_fast_chunk` on C-contiguous float32 x3 (B, L, T), blocks of bl
+    along axis 1: (values or codes (B, L, T), scale codes (B, ceil(L / bl), T)) as
+    C-contiguous arrays, or None when MXCSR flushes subnormals. Shapes the kernel runs
+    slowly go through a transposed copy (the results are the same element for element:
+    the blocks, and so the scales and codes, do not depend on the layout): rows shorter
+    than a block (one partial block each; T == 1, e.g. a (512, 10) array along axis 1)
+    become the columns of the transpose, and fewer than 16 columns (e.g. (512, 10) along
+    axis 0) become its rows; the per-row / per-column-row costs of the kernel would
+    dominate there."""
+    B, L, T = x3.shape
+    nL = -(-L // bl)
+    if T == 1 and L < bl and B >= 16:
+        o, s = _nv_fast(np.ascontiguousarray(x3.reshape(B, L).T).reshape(1, L, B), bl,
+                        want_vals, nvm, p) or (None, None)
+        if o is None:
+            return None
+        return (np.ascontiguousarray(o.reshape(L, B).T).reshape(B, L, 1),
+                s.reshape(B, 1, 1))
+    if 1 < T < 16 and L >= bl:
+        o, s = _nv_fast(np.ascontiguousarray(x3.transpose(0, 2, 1)).reshape(B * T, L, 1), bl,
+                        want_vals, nvm, p) or (None, None)
+        if o is None:
+            return None
+        return (np.ascontiguousarray(o.reshape(B, T, L).transpose(0, 2, 1)),
+                np.ascontiguousarray(s.reshape(B, T, nL).transpose(0, 2, 1)))
+    flat = x3.reshape(-1)
+    n = flat.size
+    codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
+    vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
+    scales = np.empty(B * nL * T, np.uint8)
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.maxe_exp, p.maxe_sig,
+            p.ts_exp, p.ts_sig, p.s_up)
+    if n < MIN_PARALLEL:
+        r = int(K.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
+    else:
+        r = run_chunks_weighted(K.nv_fast_chunk, B * nL, bl * T, *args)
+    if r < 0:
+        return None
+    out = vals if want_vals else codes
+    return out.reshape(B, L, T), scales.reshape(B, nL, T)
 
 
 def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_even", seed=None,

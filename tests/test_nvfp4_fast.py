@@ -166,3 +166,35 @@ def test_threshold_kernel_every_float32_of_the_binades(mode):
                     xc = np.resize(x, (-(-x.shape[0] // 64) * 64, 16))
                     n += _check(np.ascontiguousarray(xc.T), ts, rule, mode, axis=0)
     assert n > 100_000_000
+
+
+@pytest.mark.parametrize("mode", THR_MODES)
+def test_threshold_kernel_transposed_shapes(mode):
+    """The shapes `softfloat.mx._nv_fast` runs through a transposed copy (rows shorter
+    than a block; fewer than 16 columns) and their neighbours, on boundary data: the
+    same codes, scales and values as the general kernel."""
+    rng = np.random.default_rng(20 + THR_MODES.index(mode))
+    ts = float(np.float32(0.37))
+    lead = _lead(1.125, ts, "nearest")
+    base = _blocks(_test_values(1.125, ts, lead, width=64, stride=1 << 22), lead, rng)
+    flat = base.reshape(-1)
+    n = 0
+    for shape, axis in (((512, 10), -1), ((512, 10), 0), ((40, 3), -1), ((15, 10), -1),
+                        ((128, 10), 0), ((3, 100, 7), 1), ((100, 5), 0), ((100, 15), 0),
+                        ((100, 16), 0), ((64, 17), -1), ((7, 200), 0), ((16, 1), 0)):
+        size = int(np.prod(shape))
+        x = np.resize(np.roll(flat, size), size).reshape(shape)
+        for rule in mx.NVFP4_SCALE_RULES:
+            for block in (None, 8):
+                kw = dict(tensor_scale=ts, scale_rule=rule, rounding=mode, axis=axis,
+                          block=block)
+                c1, s1 = mx.quantize(x, "nvfp4", **kw)
+                v1 = mx.quantize_values(x, "nvfp4", **kw)
+                with sf.localcontext(fast_paths=False):
+                    c2, s2 = mx.quantize(x, "nvfp4", **kw)
+                v2 = mx.dequantize(c2, s2, "nvfp4", axis=axis, block=block).astype(np.float32)
+                assert c1.shape == c2.shape and s1.shape == s2.shape, (shape, axis)
+                assert np.array_equal(c1, c2) and np.array_equal(s1, s2), (shape, axis, rule)
+                assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32)), (shape, axis)
+                n += x.size
+    assert n > 75_000
