@@ -198,3 +198,37 @@ def test_threshold_kernel_transposed_shapes(mode):
                 assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32)), (shape, axis)
                 n += x.size
     assert n > 75_000
+
+
+def test_nvfp4_values_nearest_equals_quantize_values():
+    """nn's entry point: the values and tensor scale of nvfp4_tensor_scale +
+    quantize_values, on its short path (2-D float32) and on the fallbacks (float64,
+    3-D, non-contiguous views, a flush-to-zero context, a given tensor scale); bad
+    tensor scales and non-finite input still raise."""
+    rng = np.random.default_rng(30)
+    x = (rng.standard_normal((96, 80)) * np.exp2(rng.integers(-30, 30, (96, 1)))
+         ).astype(np.float32)
+    x[3, :20] = 0.0
+    x[5, 7] = 2.0 ** -149
+    cases = [(x, 0), (x, 1), (x, -1), (x.T, 0), (x.T, -1), (x[:, :10], 0), (x[:50], -1),
+             (np.zeros((32, 16), np.float32), 1), (x.astype(np.float64), 0),
+             (x.reshape(2, 48, 80), -1)]
+    for v, axis in cases:
+        for ts in (None, float(np.float32(0.37))):
+            got, gts = mx.nvfp4_values_nearest(v, axis, ts)
+            want_ts = mx.nvfp4_tensor_scale(v) if ts is None else ts
+            want = mx.quantize_values(v, "nvfp4", axis=axis, tensor_scale=want_ts)
+            assert gts == want_ts and got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (v.shape, axis)
+    with sf.localcontext(subnormals=False):
+        got, gts = mx.nvfp4_values_nearest(x, 0)
+        want = mx.quantize_values(x, "nvfp4", axis=0, tensor_scale=mx.nvfp4_tensor_scale(x))
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    with pytest.raises(ValueError):
+        mx.nvfp4_values_nearest(x, 0, 0.37)          # not a float32 value
+    with pytest.raises(TypeError):
+        mx.nvfp4_values_nearest(x, 0, True)
+    bad = x.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        mx.nvfp4_values_nearest(bad, 0)
