@@ -1048,6 +1048,8 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
         ub = np.empty((7, G), np.int32)
         db = np.empty((7, G), np.float32)
         a0 = np.empty(G, np.float32)
+        h1 = np.empty(G * 8, np.int32)          # pairwise maxima (scratch)
+        h2 = np.empty(G * 4, np.int32)
         for k0 in range(lo, hi, G):
             gm = min(G, hi - k0)
             # the group's elements as slices (full case): indices j * 16 + t from 0 need
@@ -1057,13 +1059,30 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
             xg = xi[g0:g1]
             vg = vi[g0:g1] if want_vals else vi
             cg = codes[g0:g1] if not want_vals else codes
-            for j in range(gm):
-                am = np.int32(0)
-                if full:
-                    for t in range(16):          # constant count: whole vectors
-                        v = xg[j * 16 + t] & _MAG32
-                        am = v if v > am else am
-                else:
+            if full:
+                # block maxima by a tree of pairwise maxima over contiguous data
+                # (16 -> 8 -> 4 -> 2 -> 1 per block): each loop vectorises with plain
+                # loads (a loop per block would be vectorised across blocks, with
+                # gathers, and was about 5 times slower on data out of cache)
+                for i in range(gm * 8):
+                    u = xg[2 * i] & _MAG32
+                    w = xg[2 * i + 1] & _MAG32
+                    h1[i] = u if u > w else w
+                for i in range(gm * 4):
+                    u = h1[2 * i]
+                    w = h1[2 * i + 1]
+                    h2[i] = u if u > w else w
+                for i in range(gm * 2):
+                    u = h2[2 * i]
+                    w = h2[2 * i + 1]
+                    h1[i] = u if u > w else w
+                for i in range(gm):
+                    u = h1[2 * i]
+                    w = h1[2 * i + 1]
+                    ams[i] = u if u > w else w
+            else:
+                for j in range(gm):
+                    am = np.int32(0)
                     k = k0 + j
                     b = k // nL
                     l0 = (k - b * nL) * bl
@@ -1072,7 +1091,7 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
                     for t in range(n):
                         v = xi[base + t] & _MAG32
                         am = v if v > am else am
-                ams[j] = am
+                    ams[j] = am
             nvfp4_scales(ams[:gm], scales[k0:k0 + gm], rr, vv, ok, maxe_exp, maxe_sig, ts_exp,
                          ts_sig, s_up)
             nv_bounds(vv, ok, gm, ts, nvm, ub, db, a0)
