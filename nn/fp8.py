@@ -236,6 +236,11 @@ class FP8Recipe:
         of v; the forward pass's, reused by the backward GEMMs)."""
         v = np.asarray(v)
         fast = self.fast if fast is None else fast
+        if fast and self.recipe == "nvfp4" and not (role == "dy" and
+                                                     self.grad_rounding == "stochastic"):
+            # nearest-even NVFP4: quantize_values (and the tensor scale) with the
+            # argument handling cut short (softfloat.mx.nvfp4_values_nearest)
+            return _mx.nvfp4_values_nearest(v, axis, ts)
         if self.recipe == "mxfp8":
             fmt = "mxfp8_e5m2" if role == "dy" else "mxfp8_e4m3"
             kw = {}

@@ -81,7 +81,7 @@ from . import _validate as V
 from ._kernels import mx as K
 from ._kernels.core import K_FN, K_FNU, K_IEEE
 from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
-from .context import kernel_policy, random_key, resolve
+from .context import getcontext, kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
 from .rounding import Rounding
@@ -340,6 +340,9 @@ _MASKS = {int(m): tuple(int(m == k) for k in (Rounding.NEAREST_EVEN, Rounding.NE
                                                 Rounding.UPWARD, Rounding.DOWNWARD,
                                                 Rounding.ODD))
           for m in Rounding}
+# the modes of NVFP4's threshold kernel (softfloat._kernels.mx.nv_thr_mode's numbers)
+_NV_THR = {int(Rounding.NEAREST_EVEN): 0, int(Rounding.NEAREST_AWAY): 1,
+           int(Rounding.TOWARD_ZERO): 2}
 # the output a fast kernel call does not write (never read or written there)
 _DUMMY_U8 = np.empty(1, np.uint8)
 _DUMMY_F32 = np.empty(1, np.float32)
@@ -351,6 +354,15 @@ def _static(bf):
     if r is None:
         r = _STATIC[bf] = (_sig_exp(bf.max_elem), elem_params(bf))
     return r
+
+
+def _nv_thr_mode(p):
+    """NVFP4's threshold kernel's mode number (0 nearest_even, 1 nearest_away, 2
+    toward_zero, as `_kernels.mx.nv_thr_mode`), or -1 where the fast path takes the
+    division kernel (other modes, other element formats)."""
+    if not p.nv or _static(p.bf)[1][:3] != (1, 0, 7):
+        return -1
+    return _NV_THR.get(int(p.res.rounding), -1)
 
 
 def _fast(p, want_vals):
@@ -365,6 +377,15 @@ def _fast(p, want_vals):
     nL = -(-L // bl)
     M, emin, maxmag, sshift, is_int = _static(bf)[1]
     masks = _MASKS[int(p.res.rounding)]
+    sshape = shape[:ax] + (nL,) + shape[ax + 1:]
+    nvm = _nv_thr_mode(p)
+    if nvm >= 0:
+        # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
+        # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
+        r = _nv_fast(a.reshape(B, L, T), bl, want_vals, nvm, p)
+        if r is None:
+            return None
+        return r[0].reshape(shape), r[1].reshape(sshape)
     flat = a.reshape(-1)
     n = flat.size
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
@@ -381,9 +402,51 @@ def _fast(p, want_vals):
         r = run_chunks_weighted(kern, B * nL, bl * T, *args)
     if r < 0:
         return None
-    sshape = shape[:ax] + (nL,) + shape[ax + 1:]
     out = vals.reshape(shape) if want_vals else codes.reshape(shape)
     return out, scales.reshape(sshape)
+
+
+def _nv_fast(x3, bl, want_vals, nvm, p):
+    """`_kernels.mx.nv_fast_chunk` on C-contiguous float32 x3 (B, L, T), blocks of bl
+    along axis 1: (values or codes (B, L, T), scale codes (B, ceil(L / bl), T)) as
+    C-contiguous arrays, or None when MXCSR flushes subnormals. Shapes the kernel runs
+    slowly go through a transposed copy (the results are the same element for element:
+    the blocks, and so the scales and codes, do not depend on the layout): rows shorter
+    than a block (one partial block each; T == 1, e.g. a (512, 10) array along axis 1)
+    become the columns of the transpose, and fewer than 16 columns (e.g. (512, 10) along
+    axis 0) become its rows; the per-row / per-column-row costs of the kernel would
+    dominate there."""
+    B, L, T = x3.shape
+    nL = -(-L // bl)
+    if T == 1 and L < bl and B >= 16:
+        o, s = _nv_fast(np.ascontiguousarray(x3.reshape(B, L).T).reshape(1, L, B), bl,
+                        want_vals, nvm, p) or (None, None)
+        if o is None:
+            return None
+        return (np.ascontiguousarray(o.reshape(L, B).T).reshape(B, L, 1),
+                s.reshape(B, 1, 1))
+    if 1 < T < 16 and L >= bl:
+        o, s = _nv_fast(np.ascontiguousarray(x3.transpose(0, 2, 1)).reshape(B * T, L, 1), bl,
+                        want_vals, nvm, p) or (None, None)
+        if o is None:
+            return None
+        return (np.ascontiguousarray(o.reshape(B, T, L).transpose(0, 2, 1)),
+                np.ascontiguousarray(s.reshape(B, T, nL).transpose(0, 2, 1)))
+    flat = x3.reshape(-1)
+    n = flat.size
+    codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
+    vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
+    scales = np.empty(B * nL * T, np.uint8)
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.maxe_exp, p.maxe_sig,
+            p.ts_exp, p.ts_sig, p.s_up)
+    if n < MIN_PARALLEL:
+        r = int(K.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
+    else:
+        r = run_chunks_weighted(K.nv_fast_chunk, B * nL, bl * T, *args)
+    if r < 0:
+        return None
+    out = vals if want_vals else codes
+    return out.reshape(B, L, T), scales.reshape(B, nL, T)
 
 
 def quantize(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="nearest_even", seed=None,
@@ -534,6 +597,52 @@ def nvfp4_tensor_scale(x) -> float:
     if amax == 0:
         return 1.0
     return float(np.float32(amax / (448.0 * 6.0)))
+
+
+_NV_STATIC: dict = {}
+
+
+def nvfp4_values_nearest(x, axis, tensor_scale=None):
+    """``(quantize_values(x, "nvfp4", axis=axis, tensor_scale=ts), ts)`` with ts =
+    ``tensor_scale``, or `nvfp4_tensor_scale` of x when None: NVFP4 values (s * P,
+    without ts) with nearest-even elements and the default (nearest) scale rule, for
+    nn's per-GEMM quantization. The same results as those two calls (checked in
+    tests/test_nvfp4_fast.py); for a 2-D float32 ndarray under a context whose fast
+    paths are on and that keeps subnormals, the argument handling is cut short (the
+    calls' fixed cost, about 10 microseconds each, was a tenth of nn's NVFP4 epoch);
+    anything else goes through `quantize_values` itself. ``axis``: 0, 1 or -1."""
+    ctx = getcontext()
+    ftz = ctx.ftz if ctx.ftz is not None else not ctx.subnormals
+    if not (type(x) is np.ndarray and x.dtype == np.float32 and x.ndim == 2 and x.size
+            and ctx.fast_paths and not ftz and axis in (0, 1, -1)):
+        ts = nvfp4_tensor_scale(x) if tensor_scale is None else tensor_scale
+        return quantize_values(x, "nvfp4", axis=axis, tensor_scale=ts), ts
+    a = np.ascontiguousarray(x)
+    if tensor_scale is None:
+        am = int(K.amax_chunk(0, a.size, a.reshape(-1)))
+        if am >= 0x7F800000:
+            nvfp4_tensor_scale(x)                # raises: the scale needs finite values
+        ts = 1.0 if am == 0 else \
+            float(np.float32(float(np.uint32(am).view(np.float32)) / (448.0 * 6.0)))
+    else:
+        ts = tensor_scale
+    # the kernel's scale arguments for this ts, checked and cached (plain floats only)
+    st = _NV_STATIC.get(ts) if type(ts) is float else None
+    if st is None:
+        ts_exp, ts_sig, _ = _tensor_scale(ts)    # checks ts
+        maxe_exp, maxe_sig = _static(BLOCK_FORMATS["nvfp4"])[0]
+        st = SimpleNamespace(maxe_exp=maxe_exp, maxe_sig=maxe_sig, ts_exp=ts_exp,
+                             ts_sig=ts_sig, s_up=0)
+        if type(ts) is float:
+            if len(_NV_STATIC) > 4096:
+                _NV_STATIC.clear()
+            _NV_STATIC[ts] = st
+    R, C = a.shape
+    x3 = a.reshape(1, R, C) if axis == 0 else a.reshape(R, C, 1)
+    r = _nv_fast(x3, 16, True, 0, st)
+    if r is None:                                # MXCSR flushes subnormals
+        return quantize_values(x, "nvfp4", axis=axis, tensor_scale=ts), ts
+    return r[0].reshape(R, C), ts
 
 
 # ---------------------------------------------------------------------------
