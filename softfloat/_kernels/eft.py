@@ -111,7 +111,7 @@ _1 = np.int32(1)
 _0 = np.int32(0)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _dec(x, E, M):
     """float32 value of an fp16 (E = 5) or bf16 (E = 8) encoding, exact."""
     if E == 8:
@@ -124,14 +124,14 @@ _2M100 = np.float32(2.0 ** -100)
 _FLT_MIN = np.float32(2.0 ** -126)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _special(a):
     """True when the decoded operand is an infinity or a NaN (a float comparison:
     no integer work on the encoding; NaN fails <=)."""
     return not (np.abs(a) <= _FLT_MAX)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _two_sum(a, b):
     """(s, e) with s = fl(a + b) and a + b = s + e exactly (no overflow)."""
     s = a + b
@@ -140,7 +140,7 @@ def _two_sum(a, b):
     return s, e
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _rn(s, E):
     """(encoding, its exact float32 value) of RN(s) in fp16 (E = 5) or bf16 (E =
     8), s a float32 that is not NaN (a NaN gives some NaN: such elements are slow)."""
@@ -157,7 +157,7 @@ def _rn(s, E):
     return h, f16_to_f32(h)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _exact(op, x, y, z, E, M):
     """(s, inx, up, slow, zok, zneg) of one element, all but s booleans: s =
     RN_24(r) the float32 result, inx = r != s, up = r > s, slow = an operand or
@@ -219,7 +219,7 @@ def _exact(op, x, y, z, E, M):
     return s, inx, up, slow, zok, zneg
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _keep_range(s, zok, bias):
     """True when |s| is above the format's smallest normal (and finite: NaN and
     infinity fail), or s is an exact zero that may stay (zok). Otherwise the
@@ -231,7 +231,7 @@ def _keep_range(s, zok, bias):
     return ((sa > tiny) & (sa <= _FLT_MAX)) | ((sa == np.float32(0)) & zok)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _elem_rne(op, x, y, z, E, M, bias):
     """(encoding, inexact, slow): nearest-even by the hardware's rounding of s
     (module doc: innocuous double rounding; not for fma). slow also when RN(s)
@@ -245,7 +245,7 @@ def _elem_rne(op, x, y, z, E, M, bias):
     return h, inx | (back != s), slow | (not keep)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _elem_any(op, x, y, z, E, M, bias, inc_pos, inc_neg, rne_bit, odd_or, rd_sign):
     """(encoding, inexact, slow) in any deterministic mode: steps 3 and 4 of the
     module doc on t's float32 bits, with the mode's increments from `_run`. An
