@@ -34,7 +34,7 @@ from ._kernels import arith as K
 from ._kernels import eft as EFT
 from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
-from ._parallel import run_chunks_each
+from ._parallel import _get_pool, _spans, num_threads
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -125,24 +125,38 @@ def _eft_ok(f, res, pol) -> bool:
             and not pol[K.P_DAZ] and hw.use_hw())
 
 
+# slow-element list per chunk of an eft pass-1 kernel (longer lists: a scan)
+_EFT_LIST = 4096
+
+
 def _eft_run(kernel, args, full, out, scratch, mode, general):
     """Pass 1 by ``kernel(lo, hi, *args, out, scratch, idx, mode)`` over all
-    elements (it lists the elements it leaves in idx, chunk by chunk), then pass 2:
-    those elements by ``general(subs, o2, f2)`` on the gathered operands ``full``.
-    Returns the OR of the flags, or None when the kernel refused (FTZ/DAZ set in
-    MXCSR: nothing written)."""
-    # idx: pages the kernels do not write are never touched (np.empty maps lazily)
-    idx = np.empty(out.size, np.int64)
-    res = run_chunks_each(kernel, out.size, *args, out, scratch, idx, mode)
+    elements in chunks (each lists the elements it leaves in its own idx, up to
+    `_EFT_LIST`), then pass 2: those elements by ``general(subs, o2, f2)`` on the
+    gathered operands ``full``. Returns the OR of the flags, or None when the
+    kernel refused (FTZ/DAZ set in MXCSR: nothing written)."""
+    n = out.size
+    spans = _spans(n, 1) or [(0, n)]
+    lists = np.empty((len(spans), min(_EFT_LIST, n)), np.int64)
+    jobs = [(lo, hi, lists[k]) for k, (lo, hi) in enumerate(spans)]
+    if len(jobs) == 1:
+        res = [int(kernel(0, n, *args, out, scratch, lists[0], mode))]
+    else:
+        pool = _get_pool(num_threads())
+        futs = [pool.submit(kernel, lo, hi, *args, out, scratch, lst, mode)
+                for lo, hi, lst in jobs]
+        res = [int(f.result()) for f in futs]
     allf = 0
     parts = []
-    for lo, r in res:
+    for (lo, hi, lst), r in zip(jobs, res):
         if r < 0:
             return None
         allf |= r & 255
         cnt = r >> 9
-        if cnt:
-            parts.append(idx[lo:lo + cnt])
+        if cnt > lst.size:
+            parts.append(lo + np.flatnonzero(scratch[lo:hi] >= 128))
+        elif cnt:
+            parts.append(lst[:cnt])
     if parts:
         idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         subs = [np.ascontiguousarray(x[idx]) for x in full]

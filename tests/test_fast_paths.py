@@ -317,8 +317,9 @@ def test_fma_double_rounding_is_avoided():
                                200001])
 def test_slow_element_lists_at_block_and_chunk_edges(n):
     """The fast kernels list the elements they leave (subnormal results here) per
-    block of 512 and per thread chunk; slow elements at every block edge, at the
-    array's ends and in runs, for lengths around the block and chunk sizes."""
+    block of 512 and per thread chunk (up to arith._EFT_LIST per chunk, then the
+    caller scans); slow elements at every block edge, at the array's ends, in runs
+    and in a half of all elements, for lengths around the block and chunk sizes."""
     rng = np.random.default_rng(n)
     a = sf.to_bits(rng.standard_normal(n) * 8, "fp16")
     b = sf.to_bits(rng.standard_normal(n) * 8, "fp16")
@@ -328,6 +329,8 @@ def test_slow_element_lists_at_block_and_chunk_edges(n):
     marks[511::512] = True
     marks[-1] = True
     marks[n // 3: n // 3 + 40] = True
+    if n == 200001:
+        marks[n // 2:] = True          # more than a chunk's list holds: the scan fallback
     a = np.where(marks, tiny, a)
     b = np.where(marks, np.uint16(0x3C00), b)                 # tiny * 1: subnormal result
     for mode in ("nearest_even", "upward"):

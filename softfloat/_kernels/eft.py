@@ -22,8 +22,10 @@ in every mode except x + (-x) downward (-0; 6.3): there the kernels set the sign
 from the addends' (-0 unless both are +0).
 
 Slow elements are listed inside the kernel: each block of 512 elements that
-has one is scanned again and the indices are written from ``idx[lo]`` on (the
-count is returned), so the caller never scans the whole scratch array.
+has one is scanned again and the indices go to the chunk's own short list
+``idx`` (the count is returned; past the list's length the caller scans that
+chunk's scratch itself), so the caller never scans the whole scratch array and
+allocates no index array as long as the input.
 
 Integer work runs on int32 (`hw.add32` ...: numba types int32 + int32 as int64,
 which would halve the vector lanes); conditions stay booleans (vector masks).
@@ -297,10 +299,13 @@ _BLK = 512
 @njit(cache=True, inline="always", error_model="numpy")
 def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
     """Pass 1 over elements lo..hi by `_elem_rne` (kind 0) or `_elem_any` (kind
-    1); each block of _BLK elements with a slow one is scanned
-    again and its slow elements' indices are written to idx[lo:]."""
+    1); each block of _BLK elements with a slow one is scanned again and its slow
+    elements' indices are written to idx (this chunk's own list, the first
+    idx.size of them; the count returned may be larger: the caller then scans
+    scratch[lo:hi] itself)."""
     if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
         return np.int64(-1)
+    cap = idx.size
     # the mode's increments before truncation at 23 - M bits (see `_elem_any`)
     half = np.int32(1 << (22 - M))
     low = half + half - _1
@@ -343,7 +348,8 @@ def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
         if anyslow:
             for i in range(b1 - b0):
                 if sb[i] >= 128:
-                    idx[lo + cnt] = b0 + i
+                    if cnt < cap:
+                        idx[cnt] = b0 + i
                     cnt += 1
     return np.int64(1 if anyinx else 0) | (cnt << 9)
 
@@ -351,8 +357,8 @@ def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
 # One small kernel per (format, op, nearest-even `_rne` or any mode), so that a
 # first call compiles one loop. Each: pass 1 over elements lo..hi of uint16 arrays;
 # returns -1 when FTZ/DAZ is set in MXCSR (nothing done), else the OR of the fast
-# elements' flags | (the number of elements left to the slow pass << 9), their
-# indices in idx[lo:lo + that number] (scratch[i] >= 128 marks them too).
+# elements' flags | (the number of elements left to the slow pass << 9), the
+# first idx.size of their indices in idx (scratch[i] >= 128 marks them all).
 # sqrt passes a for b and c, the binary ops a for c (not read).
 _NB = dict(cache=True, nogil=True, error_model="numpy")
 
