@@ -23,6 +23,15 @@ from numba import njit
 import softfloat as sf
 from softfloat._kernels import hw
 
+
+@pytest.fixture(autouse=True)
+def _fast_paths_on():
+    """These tests check the fast paths themselves: they stay on even in a run
+    with SOFTFLOAT_FAST_PATHS=0 (which turns the default context's off)."""
+    with sf.localcontext(fast_paths=True):
+        yield
+
+
 MODES = list(sf.DETERMINISTIC_MODES)
 # policy sets: the default, and each non-default policy the fast paths must
 # either honour or hand to the general kernel
@@ -555,6 +564,7 @@ import numpy as np
 from numba import njit
 import softfloat as sf
 from softfloat._kernels import convert_hw as HW, hw
+
 assert hw.HAVE_F16C_AVX and not hw.HAVE_AVX512F
 x32 = np.load(sys.argv[1])
 out = {}

@@ -23,6 +23,14 @@ import pytest
 import softfloat as sf
 from softfloat import mx
 
+
+@pytest.fixture(autouse=True)
+def _fast_paths_on():
+    """These tests check the fast paths themselves: they stay on even in a run
+    with SOFTFLOAT_FAST_PATHS=0 (which turns the default context's off)."""
+    with sf.localcontext(fast_paths=True):
+        yield
+
 THR_MODES = ("nearest_even", "nearest_away", "toward_zero")
 # e4m3 block scales: smallest subnormal, largest subnormal, 2**-6 (smallest normal),
 # 1, 1.125, 1.875 * 2**-3, 13, 448 (largest)
