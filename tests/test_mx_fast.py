@@ -26,6 +26,7 @@ def _fast_paths_on():
     with sf.localcontext(fast_paths=True):
         yield
 
+
 MODES = list(sf.ROUNDING_MODES)
 FORMATS = list(mx.BLOCK_FORMATS)
 

@@ -31,6 +31,7 @@ def _fast_paths_on():
     with sf.localcontext(fast_paths=True):
         yield
 
+
 THR_MODES = ("nearest_even", "nearest_away", "toward_zero")
 # e4m3 block scales: smallest subnormal, largest subnormal, 2**-6 (smallest normal),
 # 1, 1.125, 1.875 * 2**-3, 13, 448 (largest)
