@@ -69,13 +69,24 @@ def run_chunks_weighted(kernel, n: int, cost: int, *args) -> int:
     return r
 
 
-def run_chunks_each(kernel, n: int, *args, cost: int = 1) -> list:
+def run_chunks_each(kernel, n: int, *args, cost: int = 1, chunk_args=None) -> list:
     """``kernel(lo, hi, *args)`` over [0, n) in chunks; returns [(lo, result)] for
     every chunk, in order (for kernels whose results are not flags to OR, such
-    as a count of elements written from ``lo`` on)."""
-    spans = _spans(n, cost)
-    if spans is None:
-        return [(0, int(kernel(0, n, *args)))]
+    as a count of elements listed). ``chunk_args(k, lo, hi)``, when given, makes
+    chunk k's arguments instead of ``args`` (e.g. an output of its own);
+    `chunk_count` says how many chunks there will be."""
+    spans = _spans(n, cost) or [(0, n)]
+    if chunk_args is None:
+        chunk_args = lambda k, lo, hi: args  # noqa: E731
+    if len(spans) == 1:
+        return [(0, int(kernel(0, n, *chunk_args(0, 0, n))))]
     pool = _get_pool(num_threads())
-    futs = [(lo, pool.submit(kernel, lo, hi, *args)) for lo, hi in spans]
+    futs = [(lo, pool.submit(kernel, lo, hi, *chunk_args(k, lo, hi)))
+            for k, (lo, hi) in enumerate(spans)]
     return [(lo, int(f.result())) for lo, f in futs]
+
+
+def chunk_count(n: int, cost: int = 1) -> int:
+    """The number of chunks `run_chunks_each` splits [0, n) into."""
+    spans = _spans(n, cost)
+    return 1 if spans is None else len(spans)

@@ -34,7 +34,7 @@ from ._kernels import arith as K
 from ._kernels import eft as EFT
 from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
-from ._parallel import _get_pool, _spans, num_threads
+from ._parallel import chunk_count, run_chunks_each
 from .context import kernel_policy, random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
@@ -136,27 +136,21 @@ def _eft_run(kernel, args, full, out, scratch, mode, general):
     gathered operands ``full``. Returns the OR of the flags, or None when the
     kernel refused (FTZ/DAZ set in MXCSR: nothing written)."""
     n = out.size
-    spans = _spans(n, 1) or [(0, n)]
-    lists = np.empty((len(spans), min(_EFT_LIST, n)), np.int64)
-    jobs = [(lo, hi, lists[k]) for k, (lo, hi) in enumerate(spans)]
-    if len(jobs) == 1:
-        res = [int(kernel(0, n, *args, out, scratch, lists[0], mode))]
-    else:
-        pool = _get_pool(num_threads())
-        futs = [pool.submit(kernel, lo, hi, *args, out, scratch, lst, mode)
-                for lo, hi, lst in jobs]
-        res = [int(f.result()) for f in futs]
+    lists = np.empty((chunk_count(n), min(_EFT_LIST, n)), np.int64)
+    res = run_chunks_each(kernel, n, chunk_args=lambda k, lo, hi: (*args, out, scratch,
+                                                                     lists[k], mode))
     allf = 0
     parts = []
-    for (lo, hi, lst), r in zip(jobs, res):
+    for k, (lo, r) in enumerate(res):
         if r < 0:
             return None
         allf |= r & 255
         cnt = r >> 9
-        if cnt > lst.size:
+        if cnt > lists.shape[1]:
+            hi = res[k + 1][0] if k + 1 < len(res) else n
             parts.append(lo + np.flatnonzero(scratch[lo:hi] >= 128))
         elif cnt:
-            parts.append(lst[:cnt])
+            parts.append(lists[k, :cnt])
     if parts:
         idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         subs = [np.ascontiguousarray(x[idx]) for x in full]
