@@ -129,8 +129,8 @@ def _eft_ok(f, res, pol) -> bool:
 _EFT_LIST = 4096
 
 
-def _eft_run(kernel, args, full, out, scratch, mode, general):
-    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, idx, mode)`` over all
+def _eft_run(kernel, args, full, out, scratch, general):
+    """Pass 1 by ``kernel(lo, hi, *args, out, scratch, idx)`` over all
     elements in chunks (each lists the elements it leaves in its own idx, up to
     `_EFT_LIST`), then pass 2: those elements by ``general(subs, o2, f2)`` on the
     gathered operands ``full``. Returns the OR of the flags, or None when the
@@ -138,7 +138,7 @@ def _eft_run(kernel, args, full, out, scratch, mode, general):
     n = out.size
     lists = np.empty((chunk_count(n), min(_EFT_LIST, n)), np.int64)
     res = run_chunks_each(kernel, n, chunk_args=lambda k, lo, hi: (*args, out, scratch,
-                                                                     lists[k], mode))
+                                                                     lists[k]))
     allf = 0
     parts = []
     for k, (lo, r) in enumerate(res):
@@ -186,8 +186,8 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.KERNELS[f.params, _EFT_OP[op]], (fa, fb), (fa, fb), out, scratch,
-                        int(res.rounding), general)
+        allf = _eft_run(EFT.kernel(f.params, _EFT_OP[op], int(res.rounding)), (fa, fb),
+                        (fa, fb), out, scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
     if fast:
@@ -229,8 +229,8 @@ def _unary(op, a, fmt, rounding, return_flags, policies):
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_SQRT], (src,), (src,), out,
-                        scratch, int(res.rounding), general)
+        allf = _eft_run(EFT.kernel(f.params, EFT.OP_SQRT, int(res.rounding)), (src,), (src,),
+                        out, scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
     x = _kbits(a, f, "a")
@@ -326,8 +326,8 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.KERNELS[f.params, EFT.OP_FMA], full, full, out, scratch,
-                        int(res.rounding), general)
+        allf = _eft_run(EFT.kernel(f.params, EFT.OP_FMA, int(res.rounding)), full, full, out,
+                        scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
         fa, fb, fc = (x.astype(V.KERNEL_BITS) for x in (fa, fb, fc))

@@ -7,8 +7,8 @@ arrays:
 
 * the common set (default): what the README's tour and the ``nn`` experiments
   call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (nearest-even
-  and the other modes: two kernels each), fma of fp16;
+  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
+  kernel per mode: nearest-even and one other mode each), fma of fp16;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation;
 * ``--all``: every kernel and signature the library dispatches to (every host
   dtype and storage dtype, every operation, every accumulation model), and the
@@ -61,13 +61,12 @@ def _common():
             sf.div(e, e[::-1], fmt))))
     t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
     t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
-    # fp16/bf16 + - * / and sqrt have a nearest-even kernel and an all-modes one
-    # (softfloat._kernels.eft.ByMode): the other modes compile the second
+    # fp16/bf16 + - * / sqrt fma have one kernel per rounding mode
+    # (softfloat._kernels.eft.kernel): the common set compiles one other mode of
+    # each (the README's upward add among them), --all every mode
     for fmt, e in (("fp16", h), ("bf16", b)):
-        t.append((f"add/sub/mul/div/sqrt {fmt} directed", lambda e=e, fmt=fmt: (
-            sf.add(e, e[::-1], fmt, "toward_zero"), sf.sub(e, e, fmt, "upward"),
-            sf.mul(e, e, fmt, "downward"), sf.div(e, e[::-1], fmt, "odd"),
-            sf.sqrt(e, fmt, "nearest_away"))))
+        t.append((f"add/sub/mul/div/sqrt {fmt} directed", lambda e=e, fmt=fmt: [
+            _eft_call(sf, op, e, fmt, mode) for op, mode in _DIRECTED.items()]))
     A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
     t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
@@ -75,6 +74,16 @@ def _common():
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
     return t
+
+
+# the common set's one other mode of each fp16/bf16 op (the README's upward add)
+_DIRECTED = {"add": "upward", "sub": "toward_zero", "mul": "downward", "div": "odd",
+             "sqrt": "nearest_away"}
+
+
+def _eft_call(sf, op, e, fmt, mode):
+    args = (e,) if op == "sqrt" else (e, e, e) if op == "fma" else (e, e[::-1])
+    return getattr(sf, op)(*args, fmt, mode)
 
 
 def _all():
@@ -125,6 +134,14 @@ def _all():
             sf.mx.quantize_per_tensor(x))))
     t.append(("fma/sqrt bf16", lambda: (sf.fma(enc["bf16"], enc["bf16"], enc["bf16"], "bf16"),
                                          sf.sqrt(enc["bf16"], "bf16"))))
+    # the fp16/bf16 pass-1 kernels of the other (op, mode) pairs (softfloat._kernels.eft;
+    # nearest-even and the common set's directed pairs are compiled above)
+    for f in ("fp16", "bf16"):
+        for mode in sf.DETERMINISTIC_MODES[1:]:
+            ops = [op for op in ("add", "sub", "mul", "div", "sqrt", "fma")
+                   if _DIRECTED.get(op) != mode]
+            t.append((f"eft {f} {mode}", lambda e=enc[f], f=f, mode=mode, ops=ops: [
+                _eft_call(sf, op, e, f, mode) for op in ops]))
     # the sweep engine's oracle and compare kernels (softfloat.sweep_oracles): a tiny
     # sampled run per operation kind, oracle method and operand width
     for fmt in ("fp16", "fp8_e4m3"):
@@ -169,6 +186,9 @@ _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
 _WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12}
+_WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
+                for m in ("nearest_even", "nearest_away", "toward_zero", "upward", "downward",
+                          "odd")})
 
 
 def group_of(name: str) -> str:
@@ -186,6 +206,8 @@ def group_of(name: str) -> str:
         return "mx"
     if name.startswith("sweep"):
         return "sweep"
+    if name.startswith("eft"):
+        return name                   # its own kernels (one per op of that mode)
     return "arith"
 
 

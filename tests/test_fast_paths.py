@@ -322,6 +322,53 @@ def test_fma_double_rounding_is_avoided():
                 assert (got == (want | sgn)).all(), (hex(sgn), hex(c), mode, hex(got[0]))
 
 
+def _midpoint_pairs(fmt, n, seed):
+    """(a, b) whose sum lies on a midpoint of the format or next to one: b is a
+    power of two at half an ulp of a (a quarter below a power of two, for a
+    difference), or that plus or minus a few units of far lower weight, either
+    sign; a ranges over the normal binades."""
+    rng = np.random.default_rng(seed)
+    E, M = (5, 10) if fmt == "fp16" else (8, 7)
+    emax = (1 << E) - 2
+    ea = rng.integers(M + 2, emax - 1, n)                       # biased exponents
+    a = ((ea << M) | rng.integers(0, 1 << M, n)).astype(np.uint16)
+    eb = ea - M - 1 - rng.integers(0, 2, n)                     # half / quarter ulp
+    b = (eb << M).astype(np.int64)
+    nudge = rng.integers(-3, 4, n) * (rng.integers(0, 2, n) == 1)
+    b = np.clip(b + nudge, 1, None).astype(np.uint16)          # a few ulps of b off
+    a ^= (rng.integers(0, 2, n) << 15).astype(np.uint16)
+    b ^= (rng.integers(0, 2, n) << 15).astype(np.uint16)
+    return a, b
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_sums_at_midpoints_every_mode(fmt):
+    """Sums exactly on a midpoint (nearest-away and nearest-even differ there; the
+    nearest-away kernel rounds s = RN_24(r) half away, which needs RN_24(r) to be a
+    midpoint only when r is) and just beside one, added and subtracted."""
+    a, b = _midpoint_pairs(fmt, 1 << 16, 21)
+    for mode in MODES:
+        for op in ("add", "sub"):
+            assert_fast_equals_general(getattr(sf, op), (a, b, fmt, mode), f"{op} {fmt} {mode}")
+    one = np.uint16(0x3C00 if fmt == "fp16" else 0x3F80)
+    half_ulp = np.uint16(0x1000 if fmt == "fp16" else 0x3B80)    # 2^-11, 2^-8
+    got = [sf.add(np.full(8, one), np.full(8, half_ulp), fmt, m)[0] for m in
+           ("nearest_even", "nearest_away")]
+    assert got == [one, one + 1], [hex(g) for g in got]
+
+
+def test_eft_kernel_per_op_format_mode():
+    """One pass-1 kernel per (format, op, mode), made once; bad keys are refused."""
+    from softfloat._kernels import eft
+    ks = {m: eft.kernel(eft.FP16, eft.OP_ADD, m) for m in range(6)}
+    assert len({id(k) for k in ks.values()}) == 6
+    assert eft.kernel(eft.FP16, eft.OP_ADD, 3) is ks[3]
+    assert eft.kernel(eft.BF16, eft.OP_ADD, 3) is not ks[3]
+    for bad in ((eft.FP16, eft.OP_ADD, 6), ((5, 10, 16, 0), eft.OP_ADD, 0), (eft.BF16, 4, 0)):
+        with pytest.raises(ValueError, match="no EFT kernel"):
+            eft.kernel(*bad)
+
+
 @pytest.mark.parametrize("n", [1, 15, 16, 511, 512, 513, 1023, 1025, 65535, 65536, 65537,
                                200001])
 def test_slow_element_lists_at_block_and_chunk_edges(n):

@@ -18,8 +18,8 @@ range tests send to the general path. Exact zeros stay: r = 0 exactly when s = 0
 for sums (TwoSum: s = 0 gives e = 0) and sqrt, and for products and quotients
 when an operand (the dividend) is zero (otherwise s = 0 is an underflow: slow).
 Their sign is s's, the float32 operation's in nearest-even, which is IEEE 754's
-in every mode except x + (-x) downward (-0; 6.3): there the kernels set the sign
-from the addends' (-0 unless both are +0).
+in every mode except x + (-x) downward (-0; 6.3): step 5 computes downward
+sums as -RU(-r), which gives that sign.
 
 Slow elements are listed inside the kernel: each block of 512 elements that
 has one is scanned again and the indices go to the chunk's own short list
@@ -60,27 +60,57 @@ Why the result is right (r = the exact result, RTO32 = round to odd at float32's
    * fma: p = fl(a * b) exact as for mul (a nonzero product below 2^-126, where
      it may not be, is slow; fma(a, b, -p) cannot tell, as it rounds too),
      then TwoSum(p, c).
-3. From (s, side) the RTO32 value t = RTO32(r) is formed on the encoding:
-   RTO32(r) = RTZ32(r) | inexact, and RTZ32(r) is s when |r| >= |s|, else the
-   encoding one below s's magnitude (consecutive encodings are consecutive
-   values, across binade boundaries too; the borrow does it).
-4. Rounding t into the format (p = 11 or 8 bits) in any mode gives the correct
+Which kernel rounds (each (op, format, mode) has its own, `kernel`): + - * /
+and sqrt in nearest-even by step A, fma in nearest-even and nearest-away by
+steps 3-4, every other (op, mode) by step 5.
+
+3. (fma, nearest modes.) From (s, side) the RTO32 value t = RTO32(r) is formed
+   on the encoding: RTO32(r) = RTZ32(r) | inexact, and RTZ32(r) is s when |r|
+   >= |s|, else the encoding one below s's magnitude (consecutive encodings are
+   consecutive values, across binade boundaries too; the borrow does it), i.e.
+   when r - s and s have opposite signs.
+4. Rounding t into the format (p = 11 or 8 bits) to nearest gives the correct
    rounding of r: round to odd with p + 2 <= 24 bits followed by any rounding
    to p bits is innocuous (Boldo & Melquiond, IEEE TC 2008). Here the result is
    a normal number of the format, so the rounding point is at a fixed position
    of t's significand (sh = 23 - M bits dropped) and the rounding is integer
-   arithmetic on t's bits: add the mode's increment (nearest-even 2^(sh-1) - 1
-   + the lowest kept bit; nearest-away 2^(sh-1); away from zero, i.e. upward
-   for a positive and downward for a negative t, 2^sh - 1; toward zero and odd
-   0), then clear the sh dropped bits (odd then sets the lowest kept bit when a
-   dropped bit was set). A carry moves into the exponent by itself; the value
-   is then an fp16 number (converted exactly by F16C) or the bf16 encoding's
-   upper half. inexact iff a dropped bit of t is set (t is odd whenever r is
-   not a float32, so an inexact r never looks exact). Results beyond the
-   format's largest finite value (and s infinite or NaN) are slow.
+   arithmetic on t's bits: add half an ulp (nearest-away) or half an ulp - 1 +
+   the lowest kept bit (nearest-even), then clear the sh dropped bits. A carry
+   moves into the exponent by itself; the value is then an fp16 number
+   (converted exactly by F16C) or the bf16 encoding's upper half. inexact iff a
+   dropped bit of t is set (t is odd whenever r is not a float32, so an inexact
+   r never looks exact).
+5. (Every other op and mode.) With u = s's float32 bits and sh as in step 4:
+   * r is a format number iff r = s and u has no dropped bit set: that is the
+     inexact flag.
+   * Toward zero, upward, downward, odd: directed roundings compose,
+     RZ_p(RZ_24(r)) = RZ_p(r), and RZ_24(r) is u, or u - 1 when r - s and s
+     have opposite signs (step 3). Clearing its sh dropped bits gives RZ_p(r)
+     (r normal). Upward is RZ_p(r) plus one ulp (+ 2^sh on the bits; a carry
+     moves into the exponent) when r is positive and inexact, downward the same
+     when r is negative, odd sets the lowest kept bit when inexact. A downward
+     sum or fma is computed as -RU(-r) on negated operands: float32's
+     nearest-even zero sum of the negated addends (+0 unless both are -0),
+     negated, is the downward zero sum IEEE 754 6.3 asks for (-0 unless both
+     addends are +0).
+   * Nearest-away (+ - * / sqrt): RN_24(r) is a midpoint m of the format only
+     when r = m, so rounding s half away from zero, (u + 2^(sh-1)) with the
+     dropped bits cleared, rounds r. Proof: m has p + 1 bits and is no power of
+     two, so RN_24(r) = m needs 0 < |r - m| <= 2^(e_m - 24). Products are exact
+     in float32 (s = r). A sum r that is no float32 has addends 25 or more bits
+     apart, so r lies within 2^(e_a - 13) of the larger addend a, while every
+     midpoint is at least 2^(e_a - 12) from a. For a quotient, a - m b is a
+     nonzero multiple of ulp(m) ulp(b) and |b| < 2^(p) ulp(b), so |r - m| >=
+     2^(e_m - 2p) > 2^(e_m - 24); for a square root, a - m^2 is a nonzero
+     multiple of ulp(m)^2 and r + m < 2^(e_m + 2), so |r - m| > 2^(e_m - 2p -
+     2) >= 2^(e_m - 24) for p <= 11. (Figueroa 1995 makes the same argument
+     for nearest-even double rounding; the exhaustive sweeps check it.)
+   * Kept (`_keep`): 2^(1 - bias) < |s| < the largest finite value, or an exact
+     zero. Then r lies strictly between them too (|r - s| <= half an ulp of s,
+     and both bounds are float32 numbers): the result is normal and no mode
+     overflows.
 
-Nearest-even has its own pass-1 kernels (``*_rne_chunk``, chosen per call by
-`KERNELS`' entries), cheaper than steps 3-4: the float32 result s is rounded
+A. Nearest-even + - * / sqrt (``_elem_rne``): the float32 result s is rounded
 into the format by the hardware (F16C ``vcvtps2ph`` for fp16; for bf16 the
 integer nearest-even rounding of s's bits), i.e. RN_p(RN_24(r)) with s =
 RN_24(r). For +, -, *, / and sqrt of p-bit operands this double rounding is
@@ -101,11 +131,13 @@ quotients). bf16 keeps the dividend/radicand rule of step 2 and, for products
 below 2^-126 (float32 subnormal, possibly inexact), the |s| test makes them
 slow.
 """
+import threading
+
 import numpy as np
 from numba import njit
 
 from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_bits,
-                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, sub32)
+                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, sub32, xor32)
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -160,15 +192,14 @@ def _rn(s, E):
 
 
 @njit(cache=True, error_model="numpy")
-def _exact(op, x, y, z, E, M):
-    """(s, inx, up, slow, zok, zneg) of one element, all but s booleans: s =
-    RN_24(r) the float32 result, inx = r != s, up = r > s, slow = an operand or
-    the float32 computation leaves the cases of step 2 (module doc), zok = s = 0
-    may stay in the fast path: r = 0 exactly (a product or quotient that
-    underflowed is no exact zero) and, in every mode but downward, its sign is
-    s's; zneg = a sum's exact zero is -0 downward (IEEE 754 6.3: x + (-x) is +0
-    in the other modes, -0 downward; a sum of two zeros keeps their common
-    sign: -0 downward unless both are +0)."""
+def _exact(op, x, y, z, E, M, flip):
+    """(s, inx, sb, slow, zok) of one element: s = RN_24(r) the float32
+    result, inx = r != s, sb an int32 whose sign bit is the sign of r
+    - s when inx (otherwise anything), slow = an operand or the float32
+    computation leaves the cases of step 2 (module doc), zok = s = 0 may stay in
+    the fast path: r = 0 exactly (a product or quotient that underflowed is no
+    exact zero), with s's sign (IEEE 754 6.3 outside downward). flip (a
+    constant; add, sub and fma only) computes -r instead: -a - b, (-a) b - c."""
     a = _dec(x, E, M)
     if op == OP_SQRT:
         s = np.sqrt(a)                    # negative a: NaN, slow by its exponent
@@ -176,7 +207,7 @@ def _exact(op, x, y, z, E, M):
         slow = False
         if E == 8:
             slow = np.abs(a) < _2M100
-        return s, rr != np.float32(0), rr > np.float32(0), slow, True, s < np.float32(0)
+        return s, rr != np.float32(0), f32_bits(rr), slow, True
     b = _dec(y, E, M)
     # An infinite or NaN operand makes s infinite or NaN (slow by s's range in the
     # callers), except a divisor: x / inf = 0
@@ -184,29 +215,32 @@ def _exact(op, x, y, z, E, M):
     if op == OP_ADD or op == OP_SUB:
         if op == OP_SUB:
             b = -b
+        if flip:
+            a = -a
+            b = -b
         s, e = _two_sum(a, b)
         inx = e != np.float32(0)
-        up = e > np.float32(0)
+        sb = f32_bits(e)
         zok = True                        # a + b = s + e: s = 0 gives e = 0
-        zneg = or32(f32_bits(a), f32_bits(b)) < _0
     elif op == OP_MUL:
         s = a * b                         # exact when s is a float32 normal (step 2)
         inx = False
-        up = False
+        sb = _0
         zok = (a == np.float32(0)) | (b == np.float32(0))
-        zneg = s < np.float32(0)
     elif op == OP_DIV:
         s = a / b
         rr = fma32(-s, b, a)
         inx = rr != np.float32(0)
-        up = inx & ((rr > np.float32(0)) == (b > np.float32(0)))
+        sb = xor32(f32_bits(rr), f32_bits(b))   # r - q = rr / b
         slow = _special(b)
         if E == 8:
             slow |= np.abs(a) < _2M100
         zok = a == np.float32(0)
-        zneg = s < np.float32(0)
     else:
         c = _dec(z, E, M)
+        if flip:
+            a = -a
+            c = -c
         p = a * b
         # p is exact unless it left float32's normal range: an overflow is caught
         # by s; a nonzero product below 2^-126 (bf16 only: fp16 products are >=
@@ -215,22 +249,23 @@ def _exact(op, x, y, z, E, M):
             slow = (np.abs(p) < _FLT_MIN) & (a != np.float32(0)) & (b != np.float32(0))
         s, e = _two_sum(p, c)
         inx = e != np.float32(0)
-        up = e > np.float32(0)
+        sb = f32_bits(e)
         zok = True
-        zneg = or32(f32_bits(p), f32_bits(c)) < _0
-    return s, inx, up, slow, zok, zneg
+    return s, inx, sb, slow, zok
 
 
 @njit(cache=True, error_model="numpy")
-def _keep_range(s, zok, bias):
-    """True when |s| is above the format's smallest normal (and finite: NaN and
-    infinity fail), or s is an exact zero that may stay (zok). Otherwise the
-    result is zero, subnormal or tiny (tininess and underflow belong to the
-    general path; s at exactly the smallest normal may stand for an r just below
-    it), or s overflowed."""
+def _keep(s, zok, bias, M):
+    """True when tiny < |s| < the format's largest finite value (tiny = its
+    smallest normal), or s is an exact zero that may stay (zok). Then tiny < |r|
+    < largest (|r - s| <= half an ulp of float32 at s, and both bounds are
+    float32 numbers): the result is normal and no mode overflows. Otherwise the
+    result may be zero, subnormal or tiny (tininess and underflow belong to the
+    general path), may overflow, or s is infinite or NaN."""
     tiny = bits_f32(np.int32((128 - bias) << 23))     # 2^(1 - bias)
+    big = bits_f32(np.int32(((bias + 127) << 23) | (((1 << M) - 1) << (23 - M))))
     sa = np.abs(s)
-    return ((sa > tiny) & (sa <= _FLT_MAX)) | ((sa == np.float32(0)) & zok)
+    return ((sa > tiny) & (sa < big)) | ((sa == np.float32(0)) & zok)
 
 
 @njit(cache=True, error_model="numpy")
@@ -238,7 +273,7 @@ def _elem_rne(op, x, y, z, E, M, bias):
     """(encoding, inexact, slow): nearest-even by the hardware's rounding of s
     (module doc: innocuous double rounding; not for fma). slow also when RN(s)
     overflows (back infinite)."""
-    s, inx, up, slow, zok, zneg = _exact(op, x, y, z, E, M)
+    s, inx, sb, slow, zok = _exact(op, x, y, z, E, M, False)
     h, back = _rn(s, E)
     # back finite implies s finite
     tiny = bits_f32(np.int32((128 - bias) << 23))     # 2^(1 - bias)
@@ -248,49 +283,81 @@ def _elem_rne(op, x, y, z, E, M, bias):
 
 
 @njit(cache=True, error_model="numpy")
-def _elem_any(op, x, y, z, E, M, bias, inc_pos, inc_neg, rne_bit, odd_or, rd_sign):
-    """(encoding, inexact, slow) in any deterministic mode: steps 3 and 4 of the
-    module doc on t's float32 bits, with the mode's increments from `_run`. An
-    exact zero (kept) is t = s = +-0, which every increment leaves as it is; its
-    sign downward (rd_sign: the format's sign bit, else 0) is zneg's
-    (`_exact`).
+def _elem_fma_near(op, x, y, z, E, M, bias, mode):
+    """(encoding, inexact, slow) of fma in nearest-even or nearest-away (a
+    constant): steps 3 and 4 of the module doc on t = RTO_24(r)'s float32 bits.
+    An exact zero (kept) is t = s = +-0, which the increment leaves as it is.
 
     Integer work is on int32 bits (`hw.add32` ...: numba's int32 arithmetic would
     run in 64-bit lanes); conditions stay booleans, so that LLVM makes them
     vector masks and selects."""
-    s, inx32, up, slow, zok, zneg = _exact(op, x, y, z, E, M)
+    s, inx32, sb, slow, zok = _exact(op, x, y, z, E, M, False)
     u = f32_bits(s)
-    neg = s < np.float32(0)
-    # step 3: t = RTO32(r) = RTZ32(r) | inexact on the encoding: RTZ32(r) is s
+    # step 3: t = RTO_24(r) = RZ_24(r) | inexact on the encoding: RZ_24(r) is s
     # when |r| >= |s|, else s's encoding - 1 (magnitude one step down; a borrow
-    # crosses binades by itself). |r| < |s| when inexact and (r > s) == (s < 0).
-    tb = sub32(u, _1) if (inx32 & (up == neg)) else u
+    # crosses binades by itself), i.e. when r - s and s have opposite signs
+    tb = add32(u, shr32(xor32(sb, u), 31)) if inx32 else u
     tb = or32(tb, _1) if inx32 else tb
-    # step 4: round t at sh = 23 - M bits by adding the mode's increment and
-    # truncating; a carry moves into the exponent by itself, never into the sign
-    # (t finite and below 2^128). The increment (`_run`): nearest-even half - 1 +
-    # the lowest kept bit (an exact half rounds to even); nearest-away half; away
-    # from zero (upward for +, downward for -) 2^sh - 1; else 0. odd then sets
-    # the lowest kept bit when a dropped bit is set.
+    # step 4: round t at sh = 23 - M bits by adding half an ulp (nearest-away) or
+    # half an ulp - 1 + the lowest kept bit (nearest-even: an exact half rounds
+    # to even) and truncating; a carry moves into the exponent by itself, never
+    # into the sign (t finite and below 2^128)
     sh = 23 - M
     low = np.int32((1 << sh) - 1)
-    inc = inc_neg if neg else inc_pos
-    if op == OP_FMA:
-        # nearest-even reaches this kernel only for fma (`KERNELS`)
-        inc = add32(inc, and32(shr32(tb, sh), rne_bit))
+    inc = np.int32(1 << (sh - 1))
+    if mode == _RNE:
+        inc = add32(inc - _1, and32(shr32(tb, sh), _1))
     inx = and32(tb, low) != _0
     rb = and32(add32(tb, inc), ~low)
-    rb = or32(rb, odd_or) if inx else rb
-    rf = bits_f32(rb)
     if E == 8:
         h = shr32(rb, 16)                   # the store keeps the low 16 bits
     else:
-        h = f32_to_f16(rf)                  # exact: rf is an fp16 normal, +-0 (or slow)
-    h = or32(h, rd_sign) if ((s == np.float32(0)) & zneg) else h
-    # also slow: a result beyond the largest finite value (overflow)
-    big = bits_f32(np.int32(((bias + 127) << 23) | (((1 << M) - 1) << sh)))
-    keep = _keep_range(s, zok, bias) & (np.abs(rf) <= big)
-    return h, inx, slow | (not keep)
+        h = f32_to_f16(bits_f32(rb))        # exact: an fp16 normal or +-0 (or slow)
+    return h, inx, slow | (not _keep(s, zok, bias, M))
+
+
+@njit(cache=True, error_model="numpy")
+def _elem_dir(op, x, y, z, E, M, bias, mode):
+    """(encoding, inexact, slow) in a mode other than nearest-even (nearest-away
+    only for + - * / sqrt), mode a constant: step 5 of the module doc on s's
+    float32 bits u, with the rounding point at sh = 23 - M bits."""
+    # downward sums: RD(r) = -RU(-r), which also gives an exact zero sum its
+    # downward sign (-0 unless both addends are +0) from float32's nearest-even
+    # one (+0 unless both are -0) of the negated addends
+    flip = mode == _RDN and (op == OP_ADD or op == OP_SUB or op == OP_FMA)
+    s, inx32, sb, slow, zok = _exact(op, x, y, z, E, M, flip)
+    u = f32_bits(s)
+    sh = 23 - M
+    low = np.int32((1 << sh) - 1)
+    lsb = np.int32(1 << sh)
+    # r is a format number iff r = s and s has no bit below the format's
+    inx = inx32 | (and32(u, low) != _0)
+    if mode == _RNA:
+        # RN_24(r) is a midpoint of the format only when r is (module doc)
+        rb = and32(add32(u, np.int32(1 << (sh - 1))), ~low)
+    else:
+        # RZ_24(r): u, or u - 1 (magnitude one step down) when r - s and s have
+        # opposite signs; then truncated: RZ_p(r). Upward adds an ulp to an
+        # inexact positive result, downward to an inexact negative one.
+        # (sqrt: a kept result is +0, -0 or positive, so upward adds an ulp to
+        # any inexact one and downward never does)
+        rz = add32(u, shr32(xor32(sb, u), 31)) if inx32 else u
+        rb = and32(rz, ~low)
+        if (mode == _RUP or flip) and op == OP_SQRT:
+            rb = add32(rb, lsb) if inx else rb
+        elif mode == _RUP or flip:
+            rb = add32(rb, lsb) if (inx & (u >= _0)) else rb
+        elif mode == _RDN and op != OP_SQRT:
+            rb = add32(rb, lsb) if (inx & (u < _0)) else rb
+        elif mode == _RTO:
+            rb = or32(rb, lsb) if inx else rb
+    if flip:
+        rb = xor32(rb, np.int32(-2147483648))
+    if E == 8:
+        h = shr32(rb, 16)                   # the store keeps the low 16 bits
+    else:
+        h = f32_to_f16(bits_f32(rb))        # exact: an fp16 normal or +-0 (or slow)
+    return h, inx, slow | (not _keep(s, zok, bias, M))
 
 
 _BLK = 512
@@ -298,33 +365,15 @@ _BLK = 512
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
-    """Pass 1 over elements lo..hi by `_elem_rne` (kind 0) or `_elem_any` (kind
-    1); each block of _BLK elements with a slow one is scanned again and its slow
+    """Pass 1 over elements lo..hi by `_elem_rne` (kind 0), `_elem_fma_near`
+    (kind 1) or `_elem_dir` (kind 2); each block of _BLK elements with a slow one is scanned again and its slow
     elements' indices are written to idx (this chunk's own list, the first
     idx.size of them; the count returned may be larger: the caller then scans
     scratch[lo:hi] itself)."""
     if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
         return np.int64(-1)
     cap = idx.size
-    # the mode's increments before truncation at 23 - M bits (see `_elem_any`)
-    half = np.int32(1 << (22 - M))
-    low = half + half - _1
-    inc_pos = _0
-    inc_neg = _0
-    if mode == _RNE:
-        inc_pos = half - _1
-        inc_neg = half - _1
-    elif mode == _RNA:
-        inc_pos = half
-        inc_neg = half
-    elif mode == _RUP:
-        inc_pos = low
-    elif mode == _RDN:
-        inc_neg = low
-    rne_bit = np.int32(1 if mode == _RNE else 0)
-    odd_or = np.int32(1 << (23 - M)) if mode == _RTO else _0
-    rd_sign = np.int32(1 << (E + M)) if mode == _RDN else _0
-    anyinx = False
+    acc = np.uint8(0)
     cnt = np.int64(0)
     for b0 in range(lo, hi, _BLK):
         b1 = min(hi, b0 + _BLK)
@@ -334,182 +383,86 @@ def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
         cb = c[b0:b1]
         ob = out[b0:b1]
         sb = scratch[b0:b1]
-        anyslow = False
         for i in range(b1 - b0):
             if kind == 0:
                 v, inx, slow = _elem_rne(op, ab[i], bb[i], cb[i], E, M, bias)
+            elif kind == 2:
+                v, inx, slow = _elem_dir(op, ab[i], bb[i], cb[i], E, M, bias, mode)
             else:
-                v, inx, slow = _elem_any(op, ab[i], bb[i], cb[i], E, M, bias, inc_pos, inc_neg,
-                                         rne_bit, odd_or, rd_sign)
+                v, inx, slow = _elem_fma_near(op, ab[i], bb[i], cb[i], E, M, bias, mode)
             ob[i] = v
-            sb[i] = (np.uint8(128) if slow else np.uint8(0)) | (np.uint8(1) if inx else np.uint8(0))
-            anyinx |= inx & (not slow)
-            anyslow |= slow
-        if anyslow:
+            # 128 for a slow element, else its inexact flag
+            sb[i] = np.uint8(128) if slow else (np.uint8(1) if inx else np.uint8(0))
+        # the block's summary by a second, byte-wide pass (OR-ing masks in the loop
+        # above would keep them live across iterations: spills)
+        bacc = np.uint8(0)
+        for i in range(b1 - b0):
+            bacc |= sb[i]
+        acc |= bacc
+        if bacc >= 128:
             for i in range(b1 - b0):
                 if sb[i] >= 128:
                     if cnt < cap:
                         idx[cnt] = b0 + i
                     cnt += 1
-    return np.int64(1 if anyinx else 0) | (cnt << 9)
+    return np.int64(acc & np.uint8(1)) | (cnt << 9)
 
 
-# One small kernel per (format, op, nearest-even `_rne` or any mode), so that a
-# first call compiles one loop. Each: pass 1 over elements lo..hi of uint16 arrays;
-# returns -1 when FTZ/DAZ is set in MXCSR (nothing done), else the OR of the fast
-# elements' flags | (the number of elements left to the slow pass << 9), the
-# first idx.size of their indices in idx (scratch[i] >= 128 marks them all).
-# sqrt passes a for b and c, the binary ops a for c (not read).
 _NB = dict(cache=True, nogil=True, error_model="numpy")
 
 
-@njit(**_NB)
-def add_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_ADD, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
+def _make(op, E, M, bias, mode):
+    """The pass-1 chunk kernel of one (op, format, mode), compiled on first use:
+    ``(lo, hi, a, out, scratch, idx)`` for sqrt, ``(lo, hi, a, b, c, out,
+    scratch, idx)`` for fma, ``(lo, hi, a, b, out, scratch, idx)`` otherwise.
+    It returns -1 when FTZ/DAZ is set in MXCSR (nothing done), else the OR of the
+    fast elements' flags | (the number of elements left to the slow pass << 9),
+    the first idx.size of their indices in idx (scratch[i] >= 128 marks them
+    all). Nearest-even + - * / sqrt: `_elem_rne`; fma nearest-even and
+    nearest-away: `_elem_fma_near` (RN(s) may miss r's rounding near a midpoint);
+    every other (op, mode): `_elem_dir`. The mode is a constant of the closure,
+    so each kernel is one straight loop (numba keys its cache on the closure's
+    values)."""
+    if mode == _RNE and op != OP_FMA:
+        kind = 0
+    elif op == OP_FMA and mode in (_RNE, _RNA):
+        kind = 1
+    else:
+        kind = 2
+    if op == OP_SQRT:
+        @njit(**_NB)
+        def chunk1(lo, hi, a, out, scratch, idx):
+            return _run(lo, hi, op, kind, a, a, a, out, scratch, idx, mode, E, M, bias)
+        return chunk1
+    if op == OP_FMA:
+        @njit(**_NB)
+        def chunk3(lo, hi, a, b, c, out, scratch, idx):
+            return _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias)
+        return chunk3
 
-
-@njit(**_NB)
-def add_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_ADD, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-
-@njit(**_NB)
-def sub_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SUB, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def sub_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SUB, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-
-@njit(**_NB)
-def mul_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_MUL, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def mul_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_MUL, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-
-@njit(**_NB)
-def div_fp16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_DIV, 0, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def div_fp16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_DIV, 1, a, b, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-
-@njit(**_NB)
-def sqrt_fp16_rne_chunk(lo, hi, a, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SQRT, 0, a, a, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def sqrt_fp16_chunk(lo, hi, a, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SQRT, 1, a, a, a, out, scratch, idx, mode, 5, 10, 15)
-
-
-
-@njit(**_NB)
-def fma_fp16_chunk(lo, hi, a, b, c, out, scratch, idx, mode):
-    """fma in every mode (nearest-even too: its sum is no +-*/sqrt result, so
-    RN(s) is not RN(r) near midpoints: `_elem_any` rounds RTO32(r))."""
-    return _run(lo, hi, OP_FMA, 1, a, b, c, out, scratch, idx, mode, 5, 10, 15)
-
-
-@njit(**_NB)
-def add_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_ADD, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def add_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_ADD, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-
-@njit(**_NB)
-def sub_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SUB, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def sub_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SUB, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-
-@njit(**_NB)
-def mul_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_MUL, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def mul_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_MUL, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-
-@njit(**_NB)
-def div_bf16_rne_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_DIV, 0, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def div_bf16_chunk(lo, hi, a, b, out, scratch, idx, mode):
-    return _run(lo, hi, OP_DIV, 1, a, b, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-
-@njit(**_NB)
-def sqrt_bf16_rne_chunk(lo, hi, a, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SQRT, 0, a, a, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-@njit(**_NB)
-def sqrt_bf16_chunk(lo, hi, a, out, scratch, idx, mode):
-    return _run(lo, hi, OP_SQRT, 1, a, a, a, out, scratch, idx, mode, 8, 7, 127)
-
-
-
-@njit(**_NB)
-def fma_bf16_chunk(lo, hi, a, b, c, out, scratch, idx, mode):
-    """fma in every mode (nearest-even too: its sum is no +-*/sqrt result, so
-    RN(s) is not RN(r) near midpoints: `_elem_any` rounds RTO32(r))."""
-    return _run(lo, hi, OP_FMA, 1, a, b, c, out, scratch, idx, mode, 8, 7, 127)
-
-
-class ByMode:
-    """A pass-1 chunk kernel ``(lo, hi, *arrays, mode)`` that runs ``rne`` for
-    nearest-even and ``other`` (all modes) otherwise, so that each compiles only
-    when its mode is used. ``rne`` None: ``other`` for every mode."""
-    __slots__ = ("rne", "other")
-
-    def __init__(self, rne, other):
-        self.rne = rne
-        self.other = other
-
-    def __call__(self, lo, hi, *args):
-        k = self.rne if (self.rne is not None and args[-1] == _RNE) else self.other
-        return k(lo, hi, *args)
+    @njit(**_NB)
+    def chunk2(lo, hi, a, b, out, scratch, idx):
+        return _run(lo, hi, op, kind, a, b, a, out, scratch, idx, mode, E, M, bias)
+    return chunk2
 
 
 FP16 = (5, 10, 15, 0)
 BF16 = (8, 7, 127, 0)
-_G = globals()
-KERNELS = {(P, code): ByMode(_G[f"{op}_{name}_rne_chunk"], _G[f"{op}_{name}_chunk"])
-           for P, name in ((FP16, "fp16"), (BF16, "bf16"))
-           for op, code in (("add", OP_ADD), ("sub", OP_SUB), ("mul", OP_MUL), ("div", OP_DIV),
-                            ("sqrt", OP_SQRT))}
-# fma: one all-modes kernel (its sum is no +-*/sqrt result: RN(s) may miss)
-KERNELS[FP16, OP_FMA] = ByMode(None, fma_fp16_chunk)
-KERNELS[BF16, OP_FMA] = ByMode(None, fma_bf16_chunk)
-"""(format params, op) -> pass-1 chunk kernel (`ByMode`)."""
+OPS = (OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA)
+_KERNELS = {}
+_LOCK = threading.Lock()
+
+
+def kernel(params, op, mode):
+    """The pass-1 chunk kernel (`_make`) of format params `FP16` or `BF16`, op
+    code (`OPS`) and deterministic mode code (0..5), made on first use."""
+    key = (tuple(params), int(op), int(mode))
+    k = _KERNELS.get(key)
+    if k is None:
+        if key[0] not in (FP16, BF16) or key[1] not in OPS or not 0 <= key[2] <= 5:
+            raise ValueError(f"no EFT kernel for params {params}, op {op}, mode {mode}")
+        with _LOCK:
+            k = _KERNELS.get(key)
+            if k is None:
+                k = _KERNELS[key] = _make(key[1], *key[0][:3], key[2])
+    return k
