@@ -11,7 +11,8 @@ arrays:
   kernel per mode: nearest-even and one other mode each), fma of fp16;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation;
 * ``--all``: every kernel and signature the library dispatches to (every host
-  dtype and storage dtype, every operation, every accumulation model), and the
+  dtype and storage dtype, every operation, fp16/bf16 arithmetic in every mode,
+  every accumulation model), and the
   sweep engine's oracle kernels (tiny sampled sweeps).
 
 Compiling again after an edit of the sources is automatic (a new cache

@@ -339,18 +339,24 @@ def _elem_dir(op, x, y, z, E, M, bias, mode):
         # RZ_24(r): u, or u - 1 (magnitude one step down) when r - s and s have
         # opposite signs; then truncated: RZ_p(r). Upward adds an ulp to an
         # inexact positive result, downward to an inexact negative one.
-        # (sqrt: a kept result is +0, -0 or positive, so upward adds an ulp to
-        # any inexact one and downward never does)
-        rz = add32(u, shr32(xor32(sb, u), 31)) if inx32 else u
+        # sqrt: a kept result is +0, -0 or positive, so r - s has the sign of the
+        # remainder, upward is RU_24(r) = u + (r > s) rounded up and downward
+        # never adds an ulp
+        if op == OP_SQRT and mode == _RUP:
+            rz = add32(u, low + _1) if (inx32 & (sb >= _0)) else add32(u, low)
+        elif op == OP_SQRT:
+            rz = add32(u, shr32(sb, 31)) if inx32 else u
+        else:
+            rz = add32(u, shr32(xor32(sb, u), 31)) if inx32 else u
         rb = and32(rz, ~low)
-        if (mode == _RUP or flip) and op == OP_SQRT:
-            rb = add32(rb, lsb) if inx else rb
+        if mode == _RTO:
+            rb = or32(rb, lsb) if inx else rb
+        elif op == OP_SQRT:
+            pass                            # upward: above; downward: toward zero
         elif mode == _RUP or flip:
             rb = add32(rb, lsb) if (inx & (u >= _0)) else rb
-        elif mode == _RDN and op != OP_SQRT:
+        elif mode == _RDN:
             rb = add32(rb, lsb) if (inx & (u < _0)) else rb
-        elif mode == _RTO:
-            rb = or32(rb, lsb) if inx else rb
     if flip:
         rb = xor32(rb, np.int32(-2147483648))
     if E == 8:
