@@ -142,3 +142,29 @@ def test_warmup_command_compiles_the_common_set():
     assert p.returncode == 0, p.stdout + p.stderr
     assert "done in" in p.stderr and "FAILED" not in p.stderr
     assert p.stderr.count(" s CPU)") == len(__import__("softfloat.warmup").warmup.tasks())
+
+
+def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch):
+    """`warmup --all` asks for every fp16/bf16 pass-1 kernel (format x op x mode:
+    softfloat._kernels.eft.kernel), each from one --jobs group only, so that no
+    kernel compiles in two processes at once."""
+    from softfloat import warmup
+    from softfloat._kernels import eft
+    real = eft.kernel
+    seen = {}
+    group = [None]
+
+    def spy(params, op, mode):
+        seen.setdefault((tuple(params), int(op), int(mode)), set()).add(group[0])
+        return real(params, op, mode)
+
+    monkeypatch.setattr(eft, "kernel", spy)
+    for name, fn in warmup.tasks(True):
+        g = warmup.group_of(name)
+        if g == "arith" or g.startswith("eft"):
+            group[0] = g
+            fn()
+    want = {(P, op, m) for P in (eft.FP16, eft.BF16) for op in eft.OPS for m in range(6)}
+    assert set(seen) == want, sorted(want - set(seen))
+    assert all(len(gs) == 1 for gs in seen.values()), {k: v for k, v in seen.items()
+                                                        if len(v) > 1}
