@@ -188,8 +188,7 @@ _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
 _WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12}
 _WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
-                for m in ("nearest_even", "nearest_away", "toward_zero", "upward", "downward",
-                          "odd")})
+                for m in ("nearest_away", "toward_zero", "upward", "downward", "odd")})
 
 
 def group_of(name: str) -> str:

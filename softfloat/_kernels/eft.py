@@ -137,7 +137,7 @@ import numpy as np
 from numba import njit
 
 from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_bits,
-                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, sub32, xor32)
+                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, xor32)
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
@@ -372,10 +372,10 @@ _BLK = 512
 @njit(cache=True, inline="always", error_model="numpy")
 def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
     """Pass 1 over elements lo..hi by `_elem_rne` (kind 0), `_elem_fma_near`
-    (kind 1) or `_elem_dir` (kind 2); each block of _BLK elements with a slow one is scanned again and its slow
-    elements' indices are written to idx (this chunk's own list, the first
-    idx.size of them; the count returned may be larger: the caller then scans
-    scratch[lo:hi] itself)."""
+    (kind 1) or `_elem_dir` (kind 2); each block of _BLK elements with a slow
+    one is scanned again and its slow elements' indices are written to idx (this
+    chunk's own list, the first idx.size of them; the count returned may be
+    larger: the caller then scans scratch[lo:hi] itself)."""
     if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
         return np.int64(-1)
     cap = idx.size
