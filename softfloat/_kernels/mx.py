@@ -550,38 +550,54 @@ def nv_bounds(vv, ok, nb_, ts, nvm, ub, db, a0):
 
 
 @njit(cache=True)
+def _nv_col(ub, j):
+    """Block (or column) j's seven boundaries ub[:, j] (or steps db[:, j]) as a tuple."""
+    return (ub[0, j], ub[1, j], ub[2, j], ub[3, j], ub[4, j], ub[5, j], ub[6, j])
+
+
+@njit(cache=True)
+def _nv_value(v, u, d, s0):
+    """The value bits of float32 bits v: s0 plus the steps d[k] of the boundaries
+    u[k] its magnitude reaches, with v's sign (see the comment above)."""
+    a = v & _MAG32
+    z = np.float32(0.0)
+    acc = s0 + (d[0] if a >= u[0] else z)
+    acc = acc + (d[1] if a >= u[1] else z)
+    acc = acc + (d[2] if a >= u[2] else z)
+    acc = acc + (d[3] if a >= u[3] else z)
+    acc = acc + (d[4] if a >= u[4] else z)
+    acc = acc + (d[5] if a >= u[5] else z)
+    acc = acc + (d[6] if a >= u[6] else z)
+    return f32_bits(acc) | (v & _SIGN32)
+
+
+@njit(cache=True)
+def _nv_code(v, u, okj):
+    """The e2m1 code of float32 bits v: the number of boundaries u[k] its magnitude
+    reaches, v's sign as bit 3; 0 in a NaN-scale block (okj 0)."""
+    a = v & _MAG32
+    c = (np.int32(a >= u[0]) + np.int32(a >= u[1]) + np.int32(a >= u[2])
+         + np.int32(a >= u[3]) + np.int32(a >= u[4]) + np.int32(a >= u[5])
+         + np.int32(a >= u[6]))
+    return np.uint8((c | ((v >> 28) & 8)) * okj)
+
+
+@njit(cache=True)
 def nv_run(xi, xo, oi, oo, n, ub, db, a0, j, want_vals, oc, okj):
     """n contiguous elements of one block j: float32 bits xi[xo:xo + n] -> value bits
     oi[oo:oo + n] (want_vals) or codes oc[oo:oo + n]."""
-    u0, u1, u2, u3 = ub[0, j], ub[1, j], ub[2, j], ub[3, j]
-    u4, u5, u6 = ub[4, j], ub[5, j], ub[6, j]
+    u = _nv_col(ub, j)
     xs = xi[xo:xo + n]                  # slices: indices from 0, no wraparound checks
     if want_vals:
         os_ = oi[oo:oo + n]
-        d0, d1, d2, d3 = db[0, j], db[1, j], db[2, j], db[3, j]
-        d4, d5, d6 = db[4, j], db[5, j], db[6, j]
+        d = _nv_col(db, j)
         s0 = a0[j]
-        z = np.float32(0.0)
         for i in range(n):
-            v = xs[i]
-            a = v & _MAG32
-            acc = s0 + (d0 if a >= u0 else z)
-            acc = acc + (d1 if a >= u1 else z)
-            acc = acc + (d2 if a >= u2 else z)
-            acc = acc + (d3 if a >= u3 else z)
-            acc = acc + (d4 if a >= u4 else z)
-            acc = acc + (d5 if a >= u5 else z)
-            acc = acc + (d6 if a >= u6 else z)
-            os_[i] = f32_bits(acc) | (v & _SIGN32)
+            os_[i] = _nv_value(xs[i], u, d, s0)
     else:
         cs = oc[oo:oo + n]
         for i in range(n):
-            v = xs[i]
-            a = v & _MAG32
-            c = (np.int32(a >= u0) + np.int32(a >= u1) + np.int32(a >= u2)
-                 + np.int32(a >= u3) + np.int32(a >= u4) + np.int32(a >= u5)
-                 + np.int32(a >= u6))
-            cs[i] = np.uint8((c | ((v >> 28) & 8)) * okj)
+            cs[i] = _nv_code(xs[i], u, okj)
 
 
 @njit(cache=True)
@@ -615,12 +631,7 @@ def nv_row(xi, xo, oi, oo, T, ub, db, a0, want_vals, oc, ok):
     else:
         cs = oc[oo:oo + T]
         for t in range(T):
-            v = xs[t]
-            a = v & _MAG32
-            c = (np.int32(a >= ub[0, t]) + np.int32(a >= ub[1, t]) + np.int32(a >= ub[2, t])
-                 + np.int32(a >= ub[3, t]) + np.int32(a >= ub[4, t])
-                 + np.int32(a >= ub[5, t]) + np.int32(a >= ub[6, t]))
-            cs[t] = np.uint8((c | ((v >> 28) & 8)) * ok[t])
+            cs[t] = _nv_code(xs[t], _nv_col(ub, t), ok[t])
 
 
 @njit(cache=True)
@@ -668,6 +679,29 @@ def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
         ok[k] = 0 if sp else 1
 
 
+@njit(cache=True)
+def block_span(k, nL, bl, L, T):
+    """Work item k of x viewed as (B, L, T) in blocks of bl along L (nL per row):
+    (b, l0, l1, base): the block's rows l0..l1 of slab b = k // nL and the flat index
+    of its first element. Its scales start at k * T."""
+    b = k // nL
+    l0 = (k - b * nL) * bl
+    return b, l0, min(L, l0 + bl), (b * L + l0) * T
+
+
+@njit(cache=True)
+def col_amax(xs, nrows, T, amax):
+    """amax[t] = the largest magnitude bits of column t of nrows rows of T int32
+    float32 bit patterns in xs (float32 magnitudes order like their bits)."""
+    for t in range(T):
+        amax[t] = 0
+    for l in range(nrows):
+        row = xs[l * T:(l + 1) * T]
+        for t in range(T):
+            m = row[t] & _MAG32
+            amax[t] = m if m > amax[t] else amax[t]
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
                         M, emin, maxmag, sshift, is_int, maxval,
@@ -695,22 +729,12 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
     v32 = np.empty(T, np.float32)
     maxval32 = np.float32(maxval)
     for k in range(lo, hi):
-        b = k // nL
-        i = k - b * nL
-        l0 = i * bl
-        l1 = min(L, l0 + bl)
-        base = (b * L + l0) * T
+        b, l0, l1, base = block_span(k, nL, bl, L, T)
         n = (l1 - l0) * T
         xs = xi[base:base + n]
-        # pass 1: amax per column (float32 magnitudes order like their bits)
-        for t in range(T):
-            amax[t] = 0
-        for l in range(l1 - l0):
-            row = xs[l * T:(l + 1) * T]
-            for t in range(T):
-                m = row[t] & _MAG32
-                amax[t] = m if m > amax[t] else amax[t]
-        s0 = (b * nL + i) * T
+        # pass 1: amax per column
+        col_amax(xs, l1 - l0, T, amax)
+        s0 = k * T
         if stype == 1:
             nvfp4_scales(amax, scales[s0:s0 + T], rr, vv, ok, maxe_exp, maxe_sig, ts_exp,
                          ts_sig, s_up)
@@ -945,11 +969,8 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
     ok1 = np.empty(1, np.uint8)
     maxe32 = np.float32(np.float64(maxe_sig) * pow2(maxe_exp))
     for k in range(lo, hi):
-        b = k // nL
-        i = k - b * nL
-        l0 = i * bl
-        base = b * L + l0
-        n = min(L, l0 + bl) - l0
+        b, l0, l1, base = block_span(k, nL, bl, L, 1)
+        n = l1 - l0
         xs = xi[base:base + n]
         am = np.int32(0)
         for t in range(n):
@@ -1028,6 +1049,14 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
     return 0
 
 
+@njit(cache=True)
+def _nv_scratch(n):
+    """Per-block arrays of `nvfp4_scales` and `nv_bounds` for n blocks: (rr, vv, ok,
+    ub, db, a0)."""
+    return (np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.uint8),
+            np.empty((7, n), np.int32), np.empty((7, n), np.float32), np.empty(n, np.float32))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
                   maxe_exp, maxe_sig, ts_exp, ts_sig, s_up):
@@ -1051,12 +1080,7 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
         # (no integer division per block); otherwise block by block as item k says
         full = bl == 16 and L % 16 == 0
         ams = np.empty(G, np.int32)
-        rr = np.empty(G, np.float64)
-        vv = np.empty(G, np.float64)
-        ok = np.empty(G, np.uint8)
-        ub = np.empty((7, G), np.int32)
-        db = np.empty((7, G), np.float32)
-        a0 = np.empty(G, np.float32)
+        rr, vv, ok, ub, db, a0 = _nv_scratch(G)
         h1 = np.empty(G * 8, np.int32)          # pairwise maxima (scratch)
         h2 = np.empty(G * 4, np.int32)
         for k0 in range(lo, hi, G):
@@ -1092,12 +1116,8 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
             else:
                 for j in range(gm):
                     am = np.int32(0)
-                    k = k0 + j
-                    b = k // nL
-                    l0 = (k - b * nL) * bl
-                    base = b * L + l0
-                    n = min(L, l0 + bl) - l0
-                    for t in range(n):
+                    b, l0, l1, base = block_span(k0 + j, nL, bl, L, 1)
+                    for t in range(l1 - l0):
                         v = xi[base + t] & _MAG32
                         am = v if v > am else am
                     ams[j] = am
@@ -1106,65 +1126,29 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
             nv_bounds(vv, ok, gm, ts, nvm, ub, db, a0)
             for j in range(gm):
                 if not full:
-                    k = k0 + j
-                    b = k // nL
-                    l0 = (k - b * nL) * bl
-                    base = b * L + l0
-                    n = min(L, l0 + bl) - l0
-                    nv_run(xi, base, vi, base, n, ub, db, a0, j, want_vals, codes, ok[j])
+                    b, l0, l1, base = block_span(k0 + j, nL, bl, L, 1)
+                    nv_run(xi, base, vi, base, l1 - l0, ub, db, a0, j, want_vals, codes, ok[j])
                     continue
                 # a full block of 16 (NVFP4's size), written out here: a loop of a
                 # constant 16 vectorises into whole vectors (a run-time count of 16
                 # would run in the vectoriser's scalar remainder loop)
-                u0, u1, u2, u3 = ub[0, j], ub[1, j], ub[2, j], ub[3, j]
-                u4, u5, u6 = ub[4, j], ub[5, j], ub[6, j]
+                u = _nv_col(ub, j)
                 if want_vals:
-                    d0, d1, d2, d3 = db[0, j], db[1, j], db[2, j], db[3, j]
-                    d4, d5, d6 = db[4, j], db[5, j], db[6, j]
+                    d = _nv_col(db, j)
                     s0 = a0[j]
-                    z = np.float32(0.0)
                     for t in range(16):
-                        v = xg[j * 16 + t]
-                        a = v & _MAG32
-                        acc = s0 + (d0 if a >= u0 else z)
-                        acc = acc + (d1 if a >= u1 else z)
-                        acc = acc + (d2 if a >= u2 else z)
-                        acc = acc + (d3 if a >= u3 else z)
-                        acc = acc + (d4 if a >= u4 else z)
-                        acc = acc + (d5 if a >= u5 else z)
-                        acc = acc + (d6 if a >= u6 else z)
-                        vg[j * 16 + t] = f32_bits(acc) | (v & _SIGN32)
+                        vg[j * 16 + t] = _nv_value(xg[j * 16 + t], u, d, s0)
                 else:
                     okj = np.int32(ok[j])
                     for t in range(16):
-                        v = xg[j * 16 + t]
-                        a = v & _MAG32
-                        c = (np.int32(a >= u0) + np.int32(a >= u1) + np.int32(a >= u2)
-                             + np.int32(a >= u3) + np.int32(a >= u4) + np.int32(a >= u5)
-                             + np.int32(a >= u6))
-                        cg[j * 16 + t] = np.uint8((c | ((v >> 28) & 8)) * okj)
+                        cg[j * 16 + t] = _nv_code(xg[j * 16 + t], u, okj)
         return 0
     amax = np.empty(T, np.int32)
-    rr = np.empty(T, np.float64)
-    vv = np.empty(T, np.float64)
-    ok = np.empty(T, np.uint8)
-    ub = np.empty((7, T), np.int32)
-    db = np.empty((7, T), np.float32)
-    a0 = np.empty(T, np.float32)
+    rr, vv, ok, ub, db, a0 = _nv_scratch(T)
     for k in range(lo, hi):
-        b = k // nL
-        i = k - b * nL
-        l0 = i * bl
-        l1 = min(L, l0 + bl)
-        base = (b * L + l0) * T
-        for t in range(T):
-            amax[t] = 0
-        for l in range(l1 - l0):
-            row = xi[base + l * T:base + (l + 1) * T]
-            for t in range(T):
-                m = row[t] & _MAG32
-                amax[t] = m if m > amax[t] else amax[t]
-        s0 = (b * nL + i) * T
+        b, l0, l1, base = block_span(k, nL, bl, L, T)
+        col_amax(xi[base:base + (l1 - l0) * T], l1 - l0, T, amax)
+        s0 = k * T
         nvfp4_scales(amax, scales[s0:s0 + T], rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig,
                      s_up)
         nv_bounds(vv, ok, T, ts, nvm, ub, db, a0)
