@@ -108,6 +108,17 @@ def _ld(x, i, tabv, enc):
     return tabv[np.uint64(x[i])] if enc else np.float64(x[i])
 
 
+@njit(cache=True, nogil=True)
+def _operand(K, x, k, v0, d, u, w, tabv, enc):
+    """Operand value of case k, read as `access` kind K (a compile-time constant):
+    v0 (CONST), element k + d (LIN) or element (k >> u) & w (GATHER) of x."""
+    if K == CONST:
+        return v0
+    if K == LIN:
+        return _ld(x, k + d, tabv, enc)
+    return _ld(x, (k >> u) & w, tabv, enc)
+
+
 def access(shift, mask):
     """How an operand read as x[(k >> shift) & mask] varies over an aligned run
     of RUN cases: CONST (one element: shift >= log2 RUN, or mask 0), LIN
@@ -166,24 +177,9 @@ def _make(KA, KB, KC, EA, EB, EC):
             dc = ic - k0
             nf = np.int64(0)
             for k in range(k0, k1):
-                if KA == CONST:
-                    va = a0
-                elif KA == LIN:
-                    va = _ld(a, k + da, tabv, EA)
-                else:
-                    va = _ld(a, (k >> ua) & wa, tabv, EA)
-                if KB == CONST:
-                    vb = b0
-                elif KB == LIN:
-                    vb = _ld(b, k + db, tabv, EB)
-                else:
-                    vb = _ld(b, (k >> ub) & wb, tabv, EB)
-                if KC == CONST:
-                    vc = c0
-                elif KC == LIN:
-                    vc = _ld(c, k + dc, tabv, EC)
-                else:
-                    vc = _ld(c, (k >> uc) & wc, tabv, EC)
+                va = _operand(KA, a, k, a0, da, ua, wa, tabv, EA)
+                vb = _operand(KB, b, k, b0, db, ub, wb, tabv, EB)
+                vc = _operand(KC, c, k, c0, dc, uc, wc, tabv, EC)
                 p = va * vb                                 # exact (step 1)
                 h = p + vc                                  # TwoSum (step 2)
                 bb = h - p
