@@ -618,14 +618,7 @@ def nvfp4_values_nearest(x, axis, tensor_scale=None):
         ts = nvfp4_tensor_scale(x) if tensor_scale is None else tensor_scale
         return quantize_values(x, "nvfp4", axis=axis, tensor_scale=ts), ts
     a = np.ascontiguousarray(x)
-    if tensor_scale is None:
-        am = int(K.amax_chunk(0, a.size, a.reshape(-1)))
-        if am >= 0x7F800000:
-            nvfp4_tensor_scale(x)                # raises: the scale needs finite values
-        ts = 1.0 if am == 0 else \
-            float(np.float32(float(np.uint32(am).view(np.float32)) / (448.0 * 6.0)))
-    else:
-        ts = tensor_scale
+    ts = nvfp4_tensor_scale(a) if tensor_scale is None else tensor_scale
     # the kernel's scale arguments for this ts, checked and cached (plain floats only)
     st = _NV_STATIC.get(ts) if type(ts) is float else None
     if st is None:
