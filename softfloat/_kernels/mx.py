@@ -1049,14 +1049,6 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
     return 0
 
 
-@njit(cache=True)
-def _nv_scratch(n):
-    """Per-block arrays of `nvfp4_scales` and `nv_bounds` for n blocks: (rr, vv, ok,
-    ub, db, a0)."""
-    return (np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.uint8),
-            np.empty((7, n), np.int32), np.empty((7, n), np.float32), np.empty(n, np.float32))
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
                   maxe_exp, maxe_sig, ts_exp, ts_sig, s_up):
@@ -1080,7 +1072,12 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
         # (no integer division per block); otherwise block by block as item k says
         full = bl == 16 and L % 16 == 0
         ams = np.empty(G, np.int32)
-        rr, vv, ok, ub, db, a0 = _nv_scratch(G)
+        rr = np.empty(G, np.float64)
+        vv = np.empty(G, np.float64)
+        ok = np.empty(G, np.uint8)
+        ub = np.empty((7, G), np.int32)
+        db = np.empty((7, G), np.float32)
+        a0 = np.empty(G, np.float32)
         h1 = np.empty(G * 8, np.int32)          # pairwise maxima (scratch)
         h2 = np.empty(G * 4, np.int32)
         for k0 in range(lo, hi, G):
@@ -1139,12 +1136,17 @@ def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
                     for t in range(16):
                         vg[j * 16 + t] = _nv_value(xg[j * 16 + t], u, d, s0)
                 else:
-                    okj = np.int32(ok[j])
+                    okj = ok[j]
                     for t in range(16):
                         cg[j * 16 + t] = _nv_code(xg[j * 16 + t], u, okj)
         return 0
     amax = np.empty(T, np.int32)
-    rr, vv, ok, ub, db, a0 = _nv_scratch(T)
+    rr = np.empty(T, np.float64)
+    vv = np.empty(T, np.float64)
+    ok = np.empty(T, np.uint8)
+    ub = np.empty((7, T), np.int32)
+    db = np.empty((7, T), np.float32)
+    a0 = np.empty(T, np.float32)
     for k in range(lo, hi):
         b, l0, l1, base = block_span(k, nL, bl, L, T)
         col_amax(xi[base:base + (l1 - l0) * T], l1 - l0, T, amax)
