@@ -34,3 +34,14 @@ def fast_paths_both(request):
     sf.setcontext(ctx)
     yield request.param
     sf.setcontext(old)
+
+
+@pytest.fixture
+def fast_paths_on():
+    """Fast paths on for the test, whatever the default context says (a run with
+    SOFTFLOAT_FAST_PATHS=0 turns them off): for the tests that check the fast
+    paths themselves. Modules opt in with ``pytestmark =
+    pytest.mark.usefixtures("fast_paths_on")``."""
+    import softfloat as sf
+    with sf.localcontext(fast_paths=True):
+        yield

@@ -144,7 +144,7 @@ def test_warmup_command_compiles_the_common_set():
     assert p.stderr.count(" s CPU)") == len(__import__("softfloat.warmup").warmup.tasks())
 
 
-def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch):
+def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch, fast_paths_on):
     """`warmup --all` asks for every fp16/bf16 pass-1 kernel (format x op x mode:
     softfloat._kernels.eft.kernel), each from one --jobs group only, so that no
     kernel compiles in two processes at once."""
@@ -159,13 +159,11 @@ def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch):
         return real(params, op, mode)
 
     monkeypatch.setattr(eft, "kernel", spy)
-    import softfloat as sf
-    with sf.localcontext(fast_paths=True):       # also in a SOFTFLOAT_FAST_PATHS=0 run
-        for name, fn in warmup.tasks(True):
-            g = warmup.group_of(name)
-            if g == "arith" or g.startswith("eft"):
-                group[0] = g
-                fn()
+    for name, fn in warmup.tasks(True):
+        g = warmup.group_of(name)
+        if g == "arith" or g.startswith("eft"):
+            group[0] = g
+            fn()
     want = {(P, op, m) for P in (eft.FP16, eft.BF16) for op in eft.OPS for m in range(6)}
     assert set(seen) == want, sorted(want - set(seen))
     assert all(len(gs) == 1 for gs in seen.values()), {k: v for k, v in seen.items()

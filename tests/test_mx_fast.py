@@ -19,12 +19,9 @@ import softfloat as sf
 from softfloat import mx
 
 
-@pytest.fixture(autouse=True)
-def _fast_paths_on():
-    """These tests check the fast paths themselves: they stay on even in a run
-    with SOFTFLOAT_FAST_PATHS=0 (which turns the default context's off)."""
-    with sf.localcontext(fast_paths=True):
-        yield
+# these tests check the fast paths themselves: they stay on even in a run with
+# SOFTFLOAT_FAST_PATHS=0 (conftest.fast_paths_on)
+pytestmark = pytest.mark.usefixtures("fast_paths_on")
 
 
 MODES = list(sf.ROUNDING_MODES)
