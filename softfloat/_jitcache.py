@@ -25,6 +25,12 @@ Where (the first one that can be written):
 Old hash directories are pruned when a new one is made: the ``KEEP`` most
 recently used are kept (so switching between a few versions stays cheap).
 
+What is loaded is verified: an index (``.nbi``) or data file (``.nbc``) of
+softfloat's cache that cannot be read back (zero-length, truncated, junk: numba
+would raise EOFError or UnpicklingError on every later run) is removed, and
+the kernel is compiled again and its files written anew, with a warning
+(`CacheRepairWarning`) naming the file.
+
 Only functions defined in the package's own files are affected: a locator
 placed first in numba's list answers for those files and declines the others,
 which numba then caches as usual. (With NUMBA_CACHE_LOCATOR_CLASSES set, numba
@@ -35,10 +41,12 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import pickle
 import shutil
 import sys
 import tempfile
 import threading
+import warnings
 
 #: hash directories kept per location (the current one included)
 KEEP = 4
@@ -222,6 +230,73 @@ def _make_locator_class():
     return SoftfloatCacheLocator
 
 
+class CacheRepairWarning(UserWarning):
+    """A cache file of softfloat's kernels could not be read; it was removed and
+    the kernel is compiled again."""
+
+
+#: what reading a damaged cache file raises (EOFError: zero-length or cut
+#: short; UnpicklingError and the others: junk bytes)
+_DAMAGED = (EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError,
+            ImportError, IndexError, KeyError, MemoryError, OverflowError, UnicodeDecodeError)
+
+
+def _ours(cache_path: str) -> bool:
+    """Whether a numba cache directory is one of softfloat's (a chosen cache dir
+    or below one)."""
+    p = os.path.realpath(cache_path)
+    with _lock:
+        roots = list(_dirs.values())
+    return any(p == r or p.startswith(os.path.realpath(r) + os.sep) for r in roots)
+
+
+def _discard(path: str, exc: BaseException) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return                               # cannot repair: numba recompiles each time
+    warnings.warn(f"softfloat: removed the unreadable kernel cache file {path} "
+                  f"({type(exc).__name__}: {exc}); compiling it again",
+                  CacheRepairWarning, stacklevel=3)
+
+
+def _install_verified_loads(caching) -> None:
+    """Wrap numba's index and data loads (IndexDataCacheFile) so that a damaged
+    file of softfloat's cache is removed and treated as missing: numba then
+    compiles and saves a fresh one. Other caches keep numba's behaviour."""
+    cls = caching.IndexDataCacheFile
+    if getattr(cls, "_softfloat_verified", False):
+        return
+    load_index, load_data = cls._load_index, cls._load_data
+
+    def _load_index(self):
+        try:
+            overloads = load_index(self)
+            if not isinstance(overloads, dict):
+                raise TypeError(f"index holds a {type(overloads).__name__}, not a dict")
+            return overloads
+        except _DAMAGED as exc:
+            if not _ours(self._cache_path):
+                raise
+            _discard(self._index_path, exc)
+            return {}
+
+    def _load_data(self, name):
+        try:
+            return load_data(self, name)
+        except _DAMAGED as exc:
+            if not _ours(self._cache_path):
+                raise
+            _discard(self._data_path(name), exc)
+            # IndexDataCacheFile.load treats OSError as "no entry": compile again
+            raise OSError(f"damaged cache file {name} removed") from None
+
+    cls._load_index, cls._load_data = _load_index, _load_data
+    cls._softfloat_verified = True
+
+
 _installed: list = []
 
 
@@ -236,4 +311,5 @@ def install() -> None:
     cls = _make_locator_class()
     impl._locator_classes = [cls] + [c for c in impl._locator_classes
                                      if c.__name__ != cls.__name__]
+    _install_verified_loads(caching)
     _installed.append(cls)

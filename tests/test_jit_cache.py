@@ -168,3 +168,48 @@ def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch, fast_path
     assert set(seen) == want, sorted(want - set(seen))
     assert all(len(gs) == 1 for gs in seen.values()), {k: v for k, v in seen.items()
                                                         if len(v) > 1}
+
+
+# ---------------------------------------------------------------------------
+# damaged cache files are detected, removed and rebuilt
+def _damage(path, how):
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[:len(data) // 2])
+    else:
+        path.write_bytes(b"\x80\x04junk that is not a pickle" * 3)
+
+
+@pytest.mark.parametrize("suffix,how", [
+    (".nbi", "empty"), (".nbc", "junk"),
+    pytest.param(".nbi", "truncated", marks=pytest.mark.slow),
+    pytest.param(".nbi", "junk", marks=pytest.mark.slow),
+    pytest.param(".nbc", "empty", marks=pytest.mark.slow),
+    pytest.param(".nbc", "truncated", marks=pytest.mark.slow)])
+def test_a_damaged_cache_file_is_removed_and_rebuilt(tmp_path, suffix, how):
+    src = _copy_package(tmp_path)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    first = _probe(src, env)
+    assert first["v"] == [1.0, -5.0]
+    # the cache files of from_bits's kernel (convert.to_float64_chunk)
+    files = sorted(p for p in (tmp_path / "cache").rglob("*to_float64_chunk*" + suffix))
+    assert files, sorted(str(p) for p in (tmp_path / "cache").rglob("*"))
+    for f in files:
+        _damage(f, how)
+    code = PROBE.replace("import json,", "import warnings; warnings.simplefilter('always')"
+                                         "\nimport json,")
+    env_py = {k: v for k, v in os.environ.items()
+              if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPATH")}
+    env_py.update(env, PYTHONPATH=str(src))
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(src), env=env_py,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr           # no EOFError/UnpicklingError
+    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("PROBE ")][-1][6:])
+    assert r["v"] == [1.0, -5.0] and r["misses"] >= 1       # compiled again
+    assert "CacheRepairWarning" in p.stderr and "unreadable kernel cache file" in p.stderr
+    again = _probe(src, env)                                # and the files were replaced
+    assert again["v"] == [1.0, -5.0] and again["hits"] >= 1 and again["misses"] == 0
+    for f in files:
+        assert f.exists() and f.stat().st_size > 0
