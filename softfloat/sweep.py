@@ -32,11 +32,12 @@ cluster), in any order, and merge. With ``sample=K`` each shard checks
 Python::
 
     from softfloat.sweep import run_sweep
-    report = run_sweep("add", "fp16", "nearest_even", out="sweeps", jobs=2)
+    report = run_sweep("add", "fp16", "nearest_even", out="my-sweeps", jobs=2)
 
-Command line::
+Command line (without ``--out``, a new directory ``./sweep-<format>-<op>-<UTC
+time>/`` per run; the committed ``sweeps/`` is written only with ``--out sweeps``)::
 
-    python -m softfloat sweep fp16 add --rounding all --jobs 2 --out sweeps --resume
+    python -m softfloat sweep fp16 add --rounding all --jobs 2 --out my-sweeps --resume
     python -m softfloat sweep bf16 convert:fp8_e4m3 --rounding nearest_even,toward_zero
     python -m softfloat sweep fp16 mul --sample 1000000 --mpfr 2000
     python -m softfloat sweep fp16 fma --c 0x3c00 --rounding all      # c fixed: 2**32 cases
@@ -52,7 +53,8 @@ into result-bits mismatches and flag-only mismatches), the first mismatches
 (operands, expected, got, flags) and seconds.
 
 Exit statuses of the command: 0 no mismatch, 1 mismatches found, 2 could not
-run (bad arguments, unwritable output, interrupted: 130 after Ctrl-C).
+run (bad arguments, unwritable output, a missing optional extra, a Dask scheduler
+that does not answer: one line on stderr), 130 after Ctrl-C.
 """
 from __future__ import annotations
 
@@ -168,6 +170,17 @@ def parse_values(spec, fmt) -> np.ndarray:
         raise ValueError(f"operand set {spec!r}: encodings of {f.name} are 0 .. "
                          f"{(1 << f.nbits) - 1:#x}")
     return v.astype(f.dtype)
+
+
+def require(module: str, extra: str, feature: str) -> None:
+    """Raise ImportError naming the extra to install unless ``module`` imports
+    (checked before any work, so a plain install fails at once and clearly)."""
+    import importlib
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f"{feature} needs {module}: pip install "
+                          f"'softfloat-lab[{extra}]'") from None
 
 
 # ---------------------------------------------------------------------------
@@ -356,8 +369,12 @@ def _rn_product(a, b, f: Format):
     """RN(a*b) as int64 encodings (broadcasting a and b), by the host: the product
     is exact in float64 and rounded by numpy / ml_dtypes (a choice of inputs, not a
     result under test)."""
-    import ml_dtypes
-    ht = np.float16 if f.name == "fp16" else ml_dtypes.bfloat16
+    if f.name == "fp16":
+        ht = np.float16
+    else:
+        require("ml_dtypes", "test", "the bf16 cancel families")
+        import ml_dtypes
+        ht = ml_dtypes.bfloat16
     with np.errstate(all="ignore"):
         p = a.view(ht).astype(np.float64) * b.view(ht).astype(np.float64)
         if f.name == "fp16":
@@ -419,10 +436,37 @@ def total_cases(op, fmt, **space) -> int:
     return Space(op, fmt, **space).total
 
 
-def default_shards(op, fmt, **space) -> int:
+SHARD_CASES = 1 << 24       # cases per shard by default (checked or sampled)
+
+
+def default_shards(op, fmt, sample=None, **space) -> int:
     """Shards of about 2**24 cases: 256 for 2**32 spaces, more for larger ones
-    (2**24 for the whole fp16 fma space), fewer for small ones."""
-    return max(1, total_cases(op, fmt, **space) >> 24)
+    (2**24 for the whole fp16 fma space), fewer for small ones. With a
+    ``sample``, shards of about 2**24 sampled cases (one for a sample of up to
+    2**24 cases), never more than the space's default."""
+    return _default_shards(total_cases(op, fmt, **space), sample)
+
+
+def _default_shards(total, sample=None):
+    n = max(1, total // SHARD_CASES)
+    if sample is not None:
+        n = min(n, max(1, -(-int(sample) // SHARD_CASES)))
+    return n
+
+
+def check_sizes(total, shards, sample=None, what="the sweep") -> None:
+    """Raise ValueError unless ``shards`` (and ``sample``) fit the space of
+    ``total`` cases they divide: at most one shard per case (per sampled case),
+    a sample no larger than the space."""
+    if sample is not None and sample > total:
+        raise ValueError(f"sample of {sample:,} cases is larger than the space of {what} "
+                         f"({total:,} cases): drop the sample for an exhaustive sweep")
+    if shards > total:
+        raise ValueError(f"{shards:,} shards is more than the {total:,} cases of {what}: "
+                         f"give at most {total:,} shards")
+    if sample is not None and shards > sample:
+        raise ValueError(f"{shards:,} shards is more than the sample of {sample:,} cases: "
+                         f"give at most {sample:,} shards (or leave the default)")
 
 
 def shard_range(shard_id: int, shards: int, total: int) -> tuple:
@@ -449,7 +493,7 @@ def shard_cases(shard_id, op, fmt, *, shards=None, sample=None, seed=0, **space)
     for fma, ``(a,)`` for unary ops and conversions (``uint32`` float32 patterns
     for ``from_float32``). A pure function of its arguments."""
     sp = Space(op, fmt, **space)
-    shards = default_shards(op, fmt, **space) if shards is None else shards
+    shards = _default_shards(sp.total, sample) if shards is None else shards
     lo, hi = shard_range(shard_id, shards, sp.total)
     if sample is not None:
         idx = _sample_indices(lo, hi, -(-int(sample) // shards), seed, shard_id)
@@ -532,7 +576,7 @@ def run_shard(shard_id, op, fmt, rounding="nearest_even", *, shards=None, sample
         else oracle
     mcode = O.method_code(method, sp.dst, mode, _op_kind(sp), sp.src)
     total = sp.total
-    shards = default_shards(op, fmt, **sw) if shards is None else int(shards)
+    shards = _default_shards(total, sample) if shards is None else int(shards)
     lo, hi = shard_range(shard_id, shards, total)
     idx = None
     if sample is not None:
@@ -832,22 +876,88 @@ def dask_shard(k, op, fname, mode, kw, path):
     return _worker((k, op, fname, mode, kw, path))
 
 
-def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results):
+def probe_scheduler(address, timeout=30.0) -> None:
+    """Check that a ``tcp://host:port`` Dask scheduler answers like one, within
+    ``timeout`` seconds: it must accept a connection and send its handshake (a
+    length-prefixed message of reasonable size). Raises RuntimeError saying what
+    went wrong (refused, silent, another protocol such as HTTP). Other address
+    schemes are left to distributed's own connection timeout."""
+    import socket
+    import struct
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"scheduler must be an address such as tcp://host:8786, "
+                         f"got {address!r}")
+    addr = address.strip()
+    if "://" not in addr:
+        addr = "tcp://" + addr
+    scheme, rest = addr.split("://", 1)
+    if scheme != "tcp":
+        return
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler address {address!r}: expected tcp://HOST:PORT")
+    t0 = time.monotonic()
+    try:
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+    except socket.timeout:
+        raise RuntimeError(f"Dask scheduler {address}: no connection within {timeout:g} s") \
+            from None
+    except OSError as exc:
+        raise RuntimeError(f"Dask scheduler {address}: cannot connect "
+                           f"({exc.strerror or exc})") from None
+    try:
+        sock.settimeout(max(0.1, timeout - (time.monotonic() - t0)))
+        head = b""
+        while len(head) < 8:
+            chunk = sock.recv(8 - len(head))
+            if not chunk:
+                raise RuntimeError(f"Dask scheduler {address}: the connection was closed "
+                                   f"without a handshake (not a Dask scheduler?)")
+            head += chunk
+    except socket.timeout:
+        raise RuntimeError(f"Dask scheduler {address}: connected, but no handshake within "
+                           f"{timeout:g} s (not a Dask scheduler, or it is stuck)") from None
+    except OSError as exc:
+        raise RuntimeError(f"Dask scheduler {address}: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
+    (n,) = struct.unpack("<Q", head)
+    if not 0 < n < (1 << 26):
+        what = "HTTP" if head.startswith(b"HTTP") else "another protocol"
+        raise RuntimeError(f"Dask scheduler {address}: the server answers in {what} "
+                           f"({head!r}...), not as a Dask scheduler")
+
+
+def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results, timeout=30.0):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise RuntimeError("--backend dask needs the optional extra: pip install "
-                           "'softfloat-lab[dask]' (dask and distributed)") from None
+        raise ImportError("--backend dask needs distributed: pip install "
+                          "'softfloat-lab[dask]'") from None
     cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        threads = max(1, (os.cpu_count() or 1) // jobs)
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=40,
-                               env={"SOFTFLOAT_NUM_THREADS": str(threads)})
-        client = Client(cluster)
     try:
+        if scheduler:
+            probe_scheduler(scheduler, timeout)
+            client = Client(scheduler, timeout=timeout)
+        else:
+            threads = max(1, (os.cpu_count() or 1) // jobs)
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=40,
+                                   env={"SOFTFLOAT_NUM_THREADS": str(threads)})
+            client = Client(cluster, timeout=timeout)
+    except (OSError, TimeoutError, MemoryError, ValueError) as exc:
+        if cluster is not None:
+            cluster.close()
+        where = scheduler or "the local cluster"
+        raise RuntimeError(f"Dask scheduler {where}: {type(exc).__name__}: {exc}") from None
+    try:
+        if scheduler:
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except (TimeoutError, OSError) as exc:
+                raise RuntimeError(f"Dask scheduler {scheduler}: no worker joined within "
+                                   f"{timeout:g} s ({exc})") from None
         futs = [client.submit(dask_shard, k, op, fname, mode_label, kw, path, pure=False,
                               key=f"softfloat-shard-{fname}-{op}-{mode_label}-{k}-{time.time_ns()}")
                 for k, path in todo]
@@ -864,7 +974,7 @@ def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results):
 def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None,
               resume=False, sample=None, seed=0, oracle="auto", check_nan=True, mpfr=0,
               max_examples=20, progress=False, shard_ids=None, a=None, b=None, c=None,
-              c_family=None, backend="process", scheduler=None) -> dict:
+              c_family=None, backend="process", scheduler=None, timeout=30.0) -> dict:
     """Run a sweep and return the merged report (see the module doc).
 
     Parameters
@@ -910,6 +1020,10 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         ``dask`` runs the shards on a Dask distributed cluster: a local one of
         ``jobs`` workers, or the one at ``scheduler``; shard files then need an
         ``out`` that every worker can write.
+    timeout : float
+        Dask: seconds to wait for the scheduler to answer (and for a first
+        worker); a scheduler that does not answer, or answers in another
+        protocol, raises RuntimeError saying so.
     """
     sw = _space_kw(dict(a=a, b=b, c=c, c_family=c_family))
     sp = Space(op, fmt, **sw)
@@ -925,16 +1039,33 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         raise ValueError(f"sample must be a positive integer, got {sample!r}")
     if backend not in ("process", "dask"):
         raise ValueError(f"backend must be 'process' or 'dask', got {backend!r}")
+    if isinstance(mpfr, bool) or not isinstance(mpfr, (int, np.integer)) or mpfr < 0:
+        raise ValueError(f"mpfr must be a non-negative integer, got {mpfr!r}")
+    if isinstance(max_examples, bool) or not isinstance(max_examples, (int, np.integer)) \
+            or max_examples < 0:
+        raise ValueError(f"max_examples must be a non-negative integer, got {max_examples!r}")
+    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+            and 0 < timeout < float("inf")):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     method = O.default_method(sp.dst, mode, _op_kind(sp), sp.src) if oracle == "auto" \
         else oracle
     O.method_code(method, sp.dst, mode, _op_kind(sp), sp.src)
     total = sp.total
     if sample is None and total > (1 << 48):
         raise ValueError(f"{op} on {sp.f.name} has {total} cases; use sample=")
-    shards = default_shards(op, fmt, **sw) if shards is None else shards
+    shards = _default_shards(total, sample) if shards is None else shards
     if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
         raise ValueError(f"shards must be a positive integer, got {shards!r}")
     shards = int(shards)
+    check_sizes(total, shards, None if sample is None else int(sample),
+                f"{op} on {sp.f.name}" + (f" {_compact_space(sp.describe())}"
+                                          if sp.describe() else ""))
+    if mpfr:
+        require("gmpy2", "test", "--mpfr (the MPFR witness)")
+    if sp.c_family and sp.f.name == "bf16":
+        require("ml_dtypes", "test", "the bf16 cancel families")
+    if backend == "dask":
+        require("distributed", "dask", "--backend dask")
     ids = list(range(shards)) if shard_ids is None else [int(k) for k in shard_ids]
     if not ids:
         raise ValueError("no shards to run (empty shard_ids)")
@@ -970,7 +1101,7 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     t0 = time.perf_counter()
     fname = sp.f if sp.f.name not in _builtin_names() else sp.f.name
     if backend == "dask":
-        _run_dask(todo, op, fname, mode.label, kw, scheduler, jobs, bar, results)
+        _run_dask(todo, op, fname, mode.label, kw, scheduler, jobs, bar, results, timeout)
     elif jobs == 1 or len(todo) <= 1:
         for k, path in todo:
             r = _seal(run_shard(k, op, sp.f, mode, progress=bar.add, **kw))
@@ -980,6 +1111,7 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     else:
         import concurrent.futures as cf
         import multiprocessing as mp
+        jobs = min(jobs, len(todo))          # no idle worker processes
         threads = max(1, (os.cpu_count() or 1) // jobs)
         ex = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
                                     initializer=_worker_init, initargs=(threads, os.getpid()))
@@ -1091,19 +1223,51 @@ def write_results(directory, command=None):
     return table
 
 
+#: what `summarize` reads from a report, and the types it expects
+REPORT_KEYS = {"op": str, "format": str, "mode": str, "oracle": str, "cases": int,
+               "mismatches": int, "bits_mismatches": int, "flag_mismatches": int}
+
+
+def _check_report(r, where):
+    """Raise ValueError naming ``where`` unless r has every key `summarize` reads."""
+    missing = [k for k in REPORT_KEYS if k not in r]
+    if missing:
+        raise ValueError(f"{where}: a sweep report without {', '.join(missing)}; "
+                         f"expected the JSON report that a sweep writes")
+    for k, t in REPORT_KEYS.items():
+        if not isinstance(r[k], t) or isinstance(r[k], bool):
+            raise ValueError(f"{where}: {k} should be {t.__name__}, got {r[k]!r}")
+    if "seconds" not in r and "wall_seconds" not in r:
+        raise ValueError(f"{where}: a sweep report without seconds or wall_seconds")
+    m = r.get("mpfr")
+    if m is not None and not (isinstance(m, dict) and isinstance(m.get("checked"), int)
+                              and isinstance(m.get("mismatches"), int)):
+        raise ValueError(f"{where}: mpfr should hold 'checked' and 'mismatches' counts")
+    for k in ("space", "config"):
+        if k in r and not isinstance(r[k], dict):
+            raise ValueError(f"{where}: {k} should be an object, got {r[k]!r}")
+
+
 def summarize(directory) -> str:
-    """A markdown table of every report ``*.json`` in ``directory``."""
+    """A markdown table of every report ``*.json`` in ``directory``. Files that
+    are not JSON objects with an ``op`` are skipped; one that looks like a
+    report (``op`` and ``cases``) but lacks what the table needs raises
+    ValueError naming the file."""
+    if not os.path.isdir(directory):
+        raise OSError(f"--summarize {directory!r}: not a directory")
     rows = []
     for fn in sorted(os.listdir(directory)):
         if not fn.endswith(".json"):
             continue
+        path = os.path.join(directory, fn)
         try:
-            with open(os.path.join(directory, fn)) as fh:
+            with open(path) as fh:
                 r = json.load(fh)
         except (OSError, ValueError):
             continue
-        if not isinstance(r, dict) or "op" not in r or "cases" not in r:
+        if not isinstance(r, dict) or "op" not in r:
             continue
+        _check_report(r, path)
         rows.append(r)
     order = {m: i for i, m in enumerate(DETERMINISTIC_MODES)}
     rows.sort(key=lambda r: (r["format"], r["op"], json.dumps(r.get("space", {})),
@@ -1143,14 +1307,56 @@ def _positive(name):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):            # argparse exits 2 already; keep it, say why
-        self.print_usage(sys.stderr)
-        self.exit(2, f"error: {message}\n")
+    def error(self, message):            # one line, status 2
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive_float(name):
+    def conv(s):
+        try:
+            v = float(s)
+        except ValueError:
+            v = float("nan")
+        if not 0 < v < float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {s!r}")
+        return v
+    return conv
+
+
+def _nonneg(name):
+    def conv(s):
+        try:
+            v = int(s, 0)
+        except ValueError:
+            v = -1
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a non-negative integer, "
+                                             f"got {s!r}")
+        return v
+    return conv
+
+
+def default_out(fmt, op) -> str:
+    """The directory a command-line sweep writes to when no --out is given: a new
+    one in the current directory named by the run (never the committed sweeps/)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = f"sweep-{fmt}-{str(op).replace(':', '-')}-{stamp}"
+    d, i = base, 1
+    while os.path.exists(d):
+        i += 1
+        d = f"{base}-{i}"
+    return d
+
+
+_OUT_HELP = ("directory for shard files and reports (default: a new directory "
+             "./sweep-<format>-<op>-<UTC time>; '' keeps nothing on disk). Reports in "
+             "the committed sweeps/ are written only when asked: --out sweeps")
 
 
 def _parser():
     p = _Parser(
         prog="python -m softfloat sweep",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Check an operation over every operand pattern (or a sub-space, or a "
                     "random sharded subset) against an independent oracle: bits, flags and "
                     "NaN patterns. 'python -m softfloat sweep table --out DIR' runs the whole "
@@ -1162,36 +1368,49 @@ def _parser():
     p.add_argument("--rounding", default="nearest_even",
                    help="a mode, a comma-separated list, or 'all' (the six deterministic modes)")
     p.add_argument("--shards", type=_positive("--shards"), default=None,
-                   help="number of shards (default: about 2**24 cases each)")
+                   help="number of shards, at most the cases (or sampled cases) they "
+                        "divide (None: about 2**24 cases each, or 2**24 sampled "
+                        "cases)")
     p.add_argument("--shard-ids", default=None, help="run only these shards (e.g. 0,5,7 or 0-15)")
     p.add_argument("--jobs", type=_positive("--jobs"), default=1,
                    help="worker processes (default 1: this process, on threads)")
-    p.add_argument("--out", default="sweeps", help="directory for shard files and reports")
+    p.add_argument("--out", default=None, help=_OUT_HELP)
     p.add_argument("--resume", action="store_true",
-                   help="reuse the shard files in --out that verify; recompute the others")
+                   help="reuse the shard files in --out that verify; recompute the others "
+                        "(needs --out)")
     p.add_argument("--sample", type=_positive("--sample"), default=None,
-                   help="check K random cases instead of all")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mpfr", type=int, default=0, metavar="K",
-                   help="also check K cases per shard against MPFR (gmpy2)")
-    p.add_argument("--oracle", default="auto", choices=("auto", "host", "ro53"))
+                   help="check K random cases instead of all (at most the space's size)")
+    p.add_argument("--seed", type=_nonneg("--seed"), default=0,
+                   help="seed of the sample and of the MPFR cases")
+    p.add_argument("--mpfr", type=_nonneg("--mpfr"), default=0, metavar="K",
+                   help="also check K cases per shard against MPFR (needs gmpy2: "
+                        "softfloat-lab[test])")
+    p.add_argument("--oracle", default="auto", choices=("auto", "host", "ro53"),
+                   help="auto: host for nearest_even where it applies, else ro53")
     p.add_argument("--any-nan", action="store_true",
                    help="accept any NaN for a NaN (default: the promised NaN bit pattern)")
     p.add_argument("--check-nan", action="store_true", help=argparse.SUPPRESS)
     for n in "abc":
         p.add_argument(f"--{n}", default=None, metavar="SET",
                        help=f"operand {n} only from SET: values and ranges, e.g. "
-                            f"0x3c00-0x3cff,0x8000" if n == "a" else argparse.SUPPRESS)
+                            f"0x3c00-0x3cff,0x8000 (None: every encoding)")
     p.add_argument("--c-family", default=None, choices=tuple(FAMILIES),
                    help="fma: for every (a, b), addends where the sum cancels: 'cancel' "
                         "16 (-RN(a*b) +- 5 ulps, RN(a*b), +-0, +-max), 'cancel4' 4 "
-                        "(-RN(a*b) +- 1 ulp and one of +-0, +-max by (a^b)&3)")
+                        "(-RN(a*b) +- 1 ulp and one of +-0, +-max by (a^b)&3); bf16 needs "
+                        "ml_dtypes (softfloat-lab[test])")
     p.add_argument("--backend", default="process", choices=("process", "dask"),
-                   help="where shards run: local processes, or a Dask cluster")
+                   help="where shards run: local processes, or a Dask cluster (needs "
+                        "softfloat-lab[dask])")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="with --backend dask: an existing scheduler (default: a local cluster "
-                        "of --jobs workers)")
-    p.add_argument("--examples", type=int, default=20, help="mismatches kept in the report")
+                   help="with --backend dask: an existing scheduler, tcp://HOST:PORT "
+                        "(None: a local cluster of --jobs workers)")
+    p.add_argument("--timeout", type=_positive_float("--timeout"), default=30.0,
+                   metavar="SECONDS",
+                   help="with --backend dask: seconds to wait for the scheduler's answer "
+                        "and a first worker")
+    p.add_argument("--examples", type=_nonneg("--examples"), default=20,
+                   help="mismatches kept in the report")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--summarize", metavar="DIR", default=None,
                    help="write DIR/RESULTS.md from the reports in DIR and exit")
@@ -1200,21 +1419,27 @@ def _parser():
 
 def _table_parser():
     p = _Parser(prog="python -m softfloat sweep table",
+                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                 description="Run the whole results table (see softfloat.sweep.table_runs) "
                             "into --out and write --out/RESULTS.md.")
-    p.add_argument("--out", default="sweeps")
+    p.add_argument("--out", default=None,
+                   help="directory for the reports and RESULTS.md (default: a new "
+                        "directory ./sweep-table-<UTC time>; the committed table is "
+                        "rewritten only when asked: --out sweeps)")
     p.add_argument("--sample", type=_positive("--sample"), default=None,
                    help="a random sample of K cases per run instead of every case")
-    p.add_argument("--jobs", type=_positive("--jobs"), default=1)
-    p.add_argument("--resume", action="store_true")
+    p.add_argument("--jobs", type=_positive("--jobs"), default=1, help="worker processes")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the finished runs' shard files in --out (needs --out)")
     p.add_argument("--only", default=None, help="only runs whose 'op format mode' contains this")
     p.add_argument("--fma", action="store_true", help="add fp8 fma (every triple)")
     p.add_argument("--max-cases", type=_positive("--max-cases"), default=None,
                    help="skip runs whose space has more cases (e.g. 16777216: every run "
                         "but the 2^32 ones); RESULTS.md still lists the earlier reports")
-    p.add_argument("--mpfr", type=int, default=0, metavar="K")
+    p.add_argument("--mpfr", type=_nonneg("--mpfr"), default=0, metavar="K",
+                   help="also check K cases per shard against MPFR (needs gmpy2)")
     p.add_argument("--list", action="store_true", help="list the runs and exit")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -1248,6 +1473,16 @@ def _line(rep):
             f"{rep['wall_seconds']} s")
 
 
+def _say(text):
+    """Print to stdout; a closed pipe (``| head``) ends the output quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -1259,7 +1494,13 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 130
     except SystemExit as exc:            # argparse: 0 for --help, 2 for usage errors
-        return int(exc.code or 0)
+        return exc.code if isinstance(exc.code, int) else 2
+    except BrokenPipeError:
+        try:
+            _say("")
+        except OSError:
+            pass
+        return 0
 
 
 def _main_table(argv):
@@ -1268,16 +1509,24 @@ def _main_table(argv):
         for r in table_runs(args.fma):
             if (args.only is None or args.only in " ".join(r)) and (
                     args.max_cases is None or total_cases(r[0], r[1]) <= args.max_cases):
-                print(" ".join(r), total_cases(r[0], r[1]))
+                _say(" ".join(r) + " " + str(total_cases(r[0], r[1])))
         return 0
+    if args.resume and args.out is None:
+        print("error: --resume needs --out (the directory of the earlier run)",
+              file=sys.stderr)
+        return 2
+    out = args.out if args.out is not None else default_out("table", "all").replace(
+        "sweep-table-all-", "sweep-table-")
     try:
-        bad = run_table(args.out, sample=args.sample, jobs=args.jobs, resume=args.resume,
+        if args.mpfr:
+            require("gmpy2", "test", "--mpfr (the MPFR witness)")
+        bad = run_table(out, sample=args.sample, jobs=args.jobs, resume=args.resume,
                         only=args.only, fma=args.fma, mpfr=args.mpfr,
-                        max_cases=args.max_cases, progress=not args.quiet)
-    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+                        max_cases=args.max_cases, progress=not args.quiet, log=_say)
+    except (ValueError, TypeError, OSError, RuntimeError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {os.path.join(args.out, 'RESULTS.md')}; runs with mismatches: {bad}")
+    _say(f"wrote {os.path.join(out, 'RESULTS.md')}; runs with mismatches: {bad}")
     return 1 if bad else 0
 
 
@@ -1286,14 +1535,17 @@ def _main(argv):
     if args.summarize:
         try:
             table = write_results(args.summarize)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(table, end="")
+        _say(table.rstrip("\n"))
         return 0
     if not args.format or not args.op:
-        _parser().print_usage(sys.stderr)
-        print("error: give a format and an op (or --summarize DIR, or 'table')",
+        print("python -m softfloat sweep: error: give a format and an op (or --summarize "
+              "DIR, or 'table') (see --help)", file=sys.stderr)
+        return 2
+    if args.resume and args.out is None:
+        print("error: --resume needs --out (the directory of the earlier run)",
               file=sys.stderr)
         return 2
     try:
@@ -1305,24 +1557,39 @@ def _main(argv):
             raise ValueError(f"--rounding {args.rounding!r} names no rounding mode")
         modes = [get_rounding(m) for m in modes]
         ids = _parse_ids(args.shard_ids)
-        if args.out:
-            check_writable(args.out)
+        # everything that can be checked is checked before the output directory is made
+        sp = Space(args.op, args.format, **_space_kw(dict(a=args.a, b=args.b, c=args.c,
+                                                          c_family=args.c_family)))
+        if args.mpfr:
+            require("gmpy2", "test", "--mpfr (the MPFR witness)")
+        if sp.c_family and sp.f.name == "bf16":
+            require("ml_dtypes", "test", "the bf16 cancel families")
+        if args.backend == "dask":
+            require("distributed", "dask", "--backend dask")
+        shards = args.shards if args.shards is not None else _default_shards(sp.total,
+                                                                              args.sample)
+        check_sizes(sp.total, shards, args.sample, f"{args.op} on {sp.f.name}")
+        out = args.out if args.out is not None else default_out(sp.f.name, args.op)
+        if out:
+            check_writable(out)
+            if args.out is None:
+                print(f"writing to {out}/", file=sys.stderr)
         worst = 0
         for mode in modes:
             rep = run_sweep(args.op, args.format, mode, shards=args.shards, jobs=args.jobs,
-                            out=args.out, resume=args.resume, sample=args.sample,
+                            out=out, resume=args.resume, sample=args.sample,
                             seed=args.seed, oracle=args.oracle, check_nan=not args.any_nan,
                             mpfr=args.mpfr, max_examples=args.examples,
                             progress=not args.quiet, shard_ids=ids, a=args.a, b=args.b,
                             c=args.c, c_family=args.c_family, backend=args.backend,
-                            scheduler=args.scheduler)
-            print(_line(rep))
+                            scheduler=args.scheduler, timeout=args.timeout)
+            _say(_line(rep))
             for e in rep["first_mismatches"][:5]:
-                print(f"  {e}")
+                _say(f"  {e}")
             if rep["mismatches"] or rep.get("mpfr", {}).get("mismatches"):
                 worst = 1
         return worst
-    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

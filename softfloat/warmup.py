@@ -16,11 +16,18 @@ arrays:
   sweep engine's oracle kernels (tiny sampled sweeps).
 
 Compiling again after an edit of the sources is automatic (a new cache
-directory). Exit status 0, or 2 if a kernel failed.
+directory). Tasks of features that need an optional extra that is not
+installed are skipped with a note. ``--jobs N`` compiles in N processes and
+prints one progress sequence for all of them. Exit status 0, 2 if a kernel
+failed or an argument is bad (``--jobs 0``: one line), 130 when interrupted
+(Ctrl-C or SIGTERM: one line, the worker processes are stopped; what was
+compiled stays cached).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 
@@ -166,7 +173,8 @@ def _all():
 
 def _sweep(op, fmt, mode):
     from .sweep import run_sweep
-    return run_sweep(op, fmt, mode, sample=512, shards=1, mpfr=0)
+    from .sweep import total_cases
+    return run_sweep(op, fmt, mode, sample=min(512, total_cases(op, fmt)), shards=1, mpfr=0)
 
 
 def _sweep_sub(op, fmt, **space):
@@ -223,71 +231,236 @@ def partition(names, n: int) -> list[int]:
     return [where[group_of(x)] for x in names]
 
 
-def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 1)) -> int:
-    from . import _jitcache
-    ts = tasks(everything)
-    if part[1] > 1:
-        parts = partition([n for n, _ in ts], part[1])
-        ts = [t for t, k in zip(ts, parts) if k == part[0]]
-    tty = hasattr(out, "isatty") and out.isatty() and not times
-    t0 = time.perf_counter()
-    print(f"softfloat warmup: {len(ts)} tasks, compiling into "
-          f"{_jitcache.cache_dir()}", file=out)
-    failed = 0
+class _Progress:
+    """The progress of one warmup, as one coherent sequence: ``[k/N] task  time``
+    lines, or on a terminal one line rewritten in place; tasks from several
+    processes (``--jobs``) are counted in one sequence, in the order they end."""
+
+    def __init__(self, total, times, out):
+        import threading
+        self.total, self.times, self.out = total, times, out
+        self.done = self.failed = self.skipped = 0
+        self.tty = hasattr(out, "isatty") and out.isatty() and not times
+        self.lock = threading.Lock()
+
+    def task(self, name, dt, dc, status=""):
+        with self.lock:
+            self.done += 1
+            self.failed += status.startswith("  FAILED")
+            self.skipped += status.startswith("  skipped")
+            w = len(str(self.total))
+            line = f"[{self.done:{w}d}/{self.total}] {name:44s} {dt:6.1f} s"
+            if self.times:
+                line += f" ({dc:5.1f} s CPU)"
+            line += status
+            try:
+                if self.tty and not status:
+                    print("\r" + line.ljust(79), end="", file=self.out, flush=True)
+                else:
+                    print(("\r" if self.tty else "") + line, file=self.out, flush=True)
+            except (BrokenPipeError, ValueError):
+                pass
+
+    def close(self):
+        if self.tty:
+            print(file=self.out)
+
+
+def _status(exc: BaseException) -> str:
+    if isinstance(exc, ImportError):
+        # a task of a feature that needs an optional extra: skipped, with a note
+        return f"  skipped (needs an optional extra: {exc})"
+    return f"  FAILED: {type(exc).__name__}: {exc}"
+
+
+def _run_tasks(ts, report) -> None:
+    """Call each task; ``report(name, seconds, cpu_seconds, status)`` after each."""
     with np.errstate(all="ignore"):
-        for i, (name, fn) in enumerate(ts, 1):
+        for name, fn in ts:
             t, c = time.perf_counter(), time.process_time()
             try:
                 fn()
                 status = ""
             except Exception as e:  # report and go on: the others still help
-                failed += 1
-                status = f"  FAILED: {type(e).__name__}: {e}"
-            dt, dc = time.perf_counter() - t, time.process_time() - c
-            line = f"[{i:2d}/{len(ts)}] {name:44s} {dt:6.1f} s"
-            if times:
-                line += f" ({dc:5.1f} s CPU)"
-            line += status
-            if tty and not status:
-                print("\r" + line.ljust(79), end="", file=out, flush=True)
-            else:
-                print(line, file=out, flush=True)
-    if tty:
-        print(file=out)
+                status = _status(e)
+            report(name, time.perf_counter() - t, time.process_time() - c, status)
+
+
+def _part_of(ts, part):
+    if part[1] > 1:
+        parts = partition([n for n, _ in ts], part[1])
+        ts = [t for t, k in zip(ts, parts) if k == part[0]]
+    return ts
+
+
+def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 1)) -> int:
+    """Compile the tasks (`tasks`), printing one progress line per task; returns
+    0, or 2 if a task failed (tasks of a missing optional extra are skipped with
+    a note, and count as done)."""
+    from . import _jitcache
+    ts = _part_of(tasks(everything), part)
+    t0 = time.perf_counter()
+    print(f"softfloat warmup: {len(ts)} tasks, compiling into "
+          f"{_jitcache.cache_dir()}", file=out)
+    bar = _Progress(len(ts), times, out)
+    _run_tasks(ts, bar.task)
+    bar.close()
     print(f"softfloat warmup: done in {time.perf_counter() - t0:.1f} s"
-          + (f", {failed} failed" if failed else ""), file=out)
-    return 2 if failed else 0
+          + (f", {bar.failed} failed" if bar.failed else "")
+          + (f", {bar.skipped} skipped (optional extras missing)" if bar.skipped else ""),
+          file=out)
+    return 2 if bar.failed else 0
+
+
+def _jobs(s):
+    try:
+        v = int(s)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be a positive integer, got {s!r}")
+    return v
+
+
+def _part(s):
+    try:
+        i, n = (int(v) for v in s.split("/"))
+        if not 0 <= i < n:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--part must be i/n with 0 <= i < n, got {s!r}") \
+            from None
+    return i, n
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):            # one line, status 2
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m softfloat warmup",
-                                 description="Compile softfloat's kernels ahead of use "
-                                             "(they are cached for later processes).")
+    """``python -m softfloat warmup``. Exit status: 0 done, 2 a kernel failed or
+    a bad argument, 130 interrupted (Ctrl-C or SIGTERM: one line; the kernels
+    compiled so far stay cached, and worker processes are stopped)."""
+    ap = _Parser(prog="python -m softfloat warmup",
+                 description="Compile softfloat's kernels ahead of use "
+                             "(they are cached for later processes). Exit status: 0 done, "
+                             "2 a kernel failed or a bad argument, 130 interrupted.")
     ap.add_argument("--all", action="store_true",
                     help="every kernel and signature, not only the common set")
     ap.add_argument("--times", action="store_true", help="one line per task, with its time")
-    ap.add_argument("--jobs", type=int, default=1,
+    ap.add_argument("--jobs", type=_jobs, default=1,
                     help="compile in this many processes at once (default 1)")
-    ap.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # i/n: see partition
-    a = ap.parse_args(argv)
-    if a.jobs > 1:
-        return _parallel(a)
-    i, n = (int(v) for v in a.part.split("/"))
-    return run(a.all, a.times, part=(i, n))
+    ap.add_argument("--part", type=_part, default=(0, 1), help=argparse.SUPPRESS)
+    ap.add_argument("--report-to-parent", type=int, default=0, help=argparse.SUPPRESS)
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    if a.report_to_parent:
+        return _child(a)
+    import signal
+    old = signal.signal(signal.SIGTERM, _terminated) \
+        if threading_main() else None
+    try:
+        if a.jobs > 1:
+            return _parallel(a)
+        return run(a.all, a.times, part=a.part)
+    except KeyboardInterrupt:
+        print("\nsoftfloat warmup: interrupted; the kernels compiled so far are cached",
+              file=sys.stderr)
+        return 130
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def threading_main() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt                 # SIGTERM: stop as after Ctrl-C
+
+
+def _child(a) -> int:
+    """A worker of `_parallel`: its part of the tasks, one line per task on
+    stdout for the parent (which prints the progress); dies with its parent and
+    leaves Ctrl-C to it."""
+    import signal
+    from .sweep import _die_with_parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(a.report_to_parent)
+    ts = _part_of(tasks(a.all), a.part)
+
+    def report(name, dt, dc, status):
+        print(json.dumps([name, dt, dc, status]), flush=True)
+    _run_tasks(ts, report)
+    return 0
 
 
 def _parallel(a) -> int:
     """Run the tasks in a.jobs processes (whole groups each, see `partition`);
-    compilation holds one core per process, and the cache is shared on disk."""
+    compilation holds one core per process, and the cache is shared on disk.
+    The children report each task to this process, which prints one progress
+    sequence; on Ctrl-C or SIGTERM (or any error) the children are stopped."""
     import subprocess
+    import threading
+    from . import _jitcache
     t0 = time.perf_counter()
+    names = [n for n, _ in tasks(a.all)]
+    jobs = min(a.jobs, len(set(group_of(n) for n in names)))
     base = [sys.executable, "-m", "softfloat", "warmup"] + (["--all"] if a.all else [])
-    base += ["--times"] if a.times else []
-    procs = [subprocess.Popen(base + ["--part", f"{i}/{a.jobs}"]) for i in range(a.jobs)]
-    rc = max(p.wait() for p in procs)
-    print(f"softfloat warmup: {a.jobs} processes done in {time.perf_counter() - t0:.1f} s",
-          file=sys.stderr)
-    return rc
+    base += ["--report-to-parent", str(os.getpid())]
+    print(f"softfloat warmup: {len(names)} tasks in {jobs} processes, compiling into "
+          f"{_jitcache.cache_dir()}", file=sys.stderr)
+    bar = _Progress(len(names), a.times, sys.stderr)
+    procs = []
+
+    def read(p):
+        for raw in p.stdout:
+            try:
+                name, dt, dc, status = json.loads(raw)
+            except (ValueError, TypeError):
+                continue                    # not a task line: ignore
+            bar.task(name, dt, dc, status)
+    readers = []
+    try:
+        for i in range(jobs):
+            p = subprocess.Popen(base + ["--part", f"{i}/{jobs}"], stdout=subprocess.PIPE,
+                                 text=True)
+            procs.append(p)
+            th = threading.Thread(target=read, args=(p,), daemon=True)
+            th.start()
+            readers.append(th)
+        rcs = [p.wait() for p in procs]
+        for th in readers:
+            th.join(10)
+    except BaseException:
+        _stop(procs)
+        raise
+    bar.close()
+    lost = len(names) - bar.done
+    print(f"softfloat warmup: {jobs} processes done in {time.perf_counter() - t0:.1f} s"
+          + (f", {bar.failed} failed" if bar.failed else "")
+          + (f", {bar.skipped} skipped (optional extras missing)" if bar.skipped else "")
+          + (f", {lost} not reported" if lost > 0 else ""), file=sys.stderr)
+    return 2 if bar.failed or lost > 0 or any(rcs) else 0
+
+
+def _stop(procs, grace=5.0) -> None:
+    """Terminate the child processes, then kill those still alive after ``grace`` s."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    deadline = time.monotonic() + grace
+    for p in procs:
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except Exception:
+            p.kill()
+            p.wait()
 
 
 if __name__ == "__main__":

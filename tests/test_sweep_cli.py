@@ -1,0 +1,234 @@
+"""The sweep command's edges: sizes checked against the space they divide, a Dask
+scheduler that is silent or speaks another protocol, reports that lack keys,
+the default output directory, the committed results table, optional extras
+missing, --help and closed pipes."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from softfloat import sweep as S
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _one_line_error(err):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------
+# sizes: a sample, a shard count against the space
+def test_shards_are_sized_to_the_sample(tmp_path):
+    assert S.default_shards("fma", "fp16") == 1 << 24
+    assert S.default_shards("fma", "fp16", sample=10) == 1
+    assert S.default_shards("fma", "fp16", sample=(1 << 24) + 1) == 2
+    assert S.default_shards("add", "fp16", sample=1 << 40) == 256     # never above the default
+    rep = S.run_sweep("fma", "fp8_e4m3", sample=10, out=str(tmp_path))
+    assert rep["shards"] == 1 and rep["cases"] == 10
+    files = os.listdir(tmp_path / "fma_fp8_e4m3_nearest_even.shards")
+    assert files == ["shard_00000.json"]
+    assert len(S.shard_cases(0, "fma", "fp8_e4m3", sample=10)[0]) == 10
+
+
+@pytest.mark.parametrize("args,says", [
+    (["fp8_e4m3", "sqrt", "--shards", "1000"], "more than the 256 cases"),
+    (["fp8_e4m3", "add", "--sample", "100", "--shards", "101"], "more than the sample"),
+    (["fp8_e4m3", "sqrt", "--sample", "257"], "larger than the space"),
+    (["fp8_e4m3", "add", "--jobs", "x"], "--jobs must be a positive integer"),
+    (["fp8_e4m3", "add", "--timeout", "nan"], "--timeout must be a positive number"),
+    (["fp8_e4m3", "add", "--mpfr", "-1"], "--mpfr must be a non-negative integer"),
+    (["fp8_e4m3", "add", "--resume"], "--resume needs --out"),
+    (["fp8_e4m3"], "give a format and an op"),
+])
+def test_sizes_and_bad_arguments_are_one_line_status_2(args, says, tmp_path, monkeypatch,
+                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(S, "run_shard", lambda *a, **k: pytest.fail("work started"))
+    assert S.main(args + ["--quiet"]) == 2
+    assert says in _one_line_error(capsys.readouterr().err)
+    assert os.listdir(tmp_path) == []                  # nothing written
+
+
+def test_api_checks_sizes_too():
+    with pytest.raises(ValueError, match="more than the 256 cases"):
+        S.run_sweep("sqrt", "fp8_e4m3", shards=257)
+    with pytest.raises(ValueError, match="larger than the space"):
+        S.run_sweep("sqrt", "fp8_e4m3", sample=300)
+    with pytest.raises(ValueError, match="timeout"):
+        S.run_sweep("sqrt", "fp8_e4m3", timeout=0)
+
+
+# ---------------------------------------------------------------------------
+# a Dask scheduler that accepts and stays silent, or answers HTTP
+def _server(answer):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    conns = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            if answer:
+                try:
+                    c.sendall(answer)
+                except OSError:
+                    pass
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, conns
+
+
+@pytest.mark.parametrize("answer,says", [
+    (b"", "no handshake within 1 s"),
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "answers in HTTP"),
+    (b"\x00" * 8, "answers in another protocol")])
+def test_a_scheduler_that_does_not_answer_is_status_2(answer, says, capsys):
+    pytest.importorskip("distributed")
+    srv, conns = _server(answer)
+    try:
+        port = srv.getsockname()[1]
+        rc = S.main(["fp16", "fma", "--c", "0x3c00", "--a", "0x3c00", "--backend", "dask",
+                     "--scheduler", f"tcp://127.0.0.1:{port}", "--timeout", "1", "--out", "",
+                     "--quiet"])
+    finally:
+        srv.close()
+        for c in conns:
+            c.close()
+    assert rc == 2
+    assert says in _one_line_error(capsys.readouterr().err)
+
+
+def test_a_refused_connection_and_a_bad_address_are_clear():
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    with pytest.raises(RuntimeError, match="cannot connect"):
+        S.probe_scheduler(f"tcp://127.0.0.1:{port}", 2)
+    with pytest.raises(ValueError, match="expected tcp://HOST:PORT"):
+        S.probe_scheduler("tcp://127.0.0.1", 2)
+
+
+def test_a_real_scheduler_passes_the_probe():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                                  silence_logs=40) as cluster:
+        S.probe_scheduler(cluster.scheduler_address, 10)
+
+
+# ---------------------------------------------------------------------------
+# --summarize
+@pytest.mark.parametrize("report", [{"op": "add", "cases": 5},
+                                    {"op": "add", "format": "fp16", "mode": "upward",
+                                     "oracle": "ro53", "cases": "many", "mismatches": 0,
+                                     "bits_mismatches": 0, "flag_mismatches": 0,
+                                     "seconds": 1.0}])
+def test_summarize_a_report_with_missing_keys_is_status_2(report, tmp_path, capsys):
+    (tmp_path / "add_fp16_upward.json").write_text(json.dumps(report))
+    (tmp_path / "notes.json").write_text("[1, 2]")          # not a report: skipped
+    assert S.main(["--summarize", str(tmp_path)]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "add_fp16_upward.json" in line
+    assert S.main(["--summarize", str(tmp_path / "nowhere")]) == 2
+
+
+def test_committed_results_table_matches_the_committed_reports():
+    with open(os.path.join(ROOT, "sweeps", "RESULTS.md")) as fh:
+        committed = fh.read()
+    table = S.summarize(os.path.join(ROOT, "sweeps"))
+    assert committed.endswith(table), "regenerate: python -m softfloat sweep --summarize sweeps"
+    assert table.count("\n") == 2 + len([f for f in os.listdir(os.path.join(ROOT, "sweeps"))
+                                         if f.endswith(".json")])
+
+
+# ---------------------------------------------------------------------------
+# where results go
+def test_default_out_is_a_new_directory_named_by_the_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert S.main(["fp8_e4m3", "sqrt", "--quiet"]) == 0
+    assert S.main(["fp8_e4m3", "sqrt", "--quiet"]) == 0
+    made = sorted(os.listdir(tmp_path))
+    assert len(made) == 2 and all(d.startswith("sweep-fp8_e4m3-sqrt-") for d in made)
+    for d in made:
+        assert os.path.exists(tmp_path / d / "sqrt_fp8_e4m3_nearest_even.json")
+    assert "writing to sweep-fp8_e4m3-sqrt-" in capsys.readouterr().err
+
+
+def test_help_shows_every_option_with_its_default(capsys):
+    assert S.main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for opt in ("--a SET", "--b SET", "--c SET", "--c-family", "--backend", "--scheduler",
+                "--timeout", "--out", "--mpfr", "--sample", "--shards", "--seed"):
+        assert opt in text, opt
+    assert "(default: nearest_even)" in text and "(default: 30.0)" in text
+    assert "sweeps/ are written only when asked" in text
+
+
+def _run(args, env_extra=None, cwd=None):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [p for p in ((env_extra or {}).get("PYTHONPATH"), ROOT) if p]))
+    return subprocess.run([sys.executable, "-m", "softfloat"] + args, capture_output=True,
+                          text=True, env=env, cwd=cwd or ROOT, timeout=600)
+
+
+def test_a_closed_pipe_ends_quietly():
+    p = subprocess.Popen([sys.executable, "-m", "softfloat", "sweep", "table", "--list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    p.stdout.readline()
+    p.stdout.close()                                     # `| head -1`
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and err == "", err
+
+
+# ---------------------------------------------------------------------------
+# a plain install: the extras made unimportable
+BLOCKER = '''import importlib.abc, sys
+BLOCKED = {"gmpy2", "torch", "ml_dtypes", "softfloatpy", "dask", "distributed",
+           "hypothesis"}
+class _Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+sys.meta_path.insert(0, _Blocker())
+'''
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plain")
+    (d / "sitecustomize.py").write_text(BLOCKER)
+    return {"PYTHONPATH": str(d)}
+
+
+def test_plain_install_sweeps_name_the_missing_extra(plain, tmp_path):
+    p = _run(["sweep", "fp16", "add", "--sample", "100", "--mpfr", "5", "--out", ""], plain)
+    assert p.returncode == 2 and "needs gmpy2: pip install 'softfloat-lab[test]'" in \
+        _one_line_error(p.stderr)
+    p = _run(["sweep", "bf16", "fma", "--c-family", "cancel4", "--sample", "100"], plain,
+             cwd=str(tmp_path))
+    assert p.returncode == 2 and "needs ml_dtypes" in _one_line_error(p.stderr)
+    p = _run(["sweep", "fp16", "add", "--backend", "dask", "--sample", "100"], plain,
+             cwd=str(tmp_path))
+    assert p.returncode == 2 and "needs distributed" in _one_line_error(p.stderr)
+    p = _run(["sweep", "table", "--mpfr", "3", "--only", "sqrt fp8_e4m3"], plain,
+             cwd=str(tmp_path))
+    assert p.returncode == 2 and "needs gmpy2" in _one_line_error(p.stderr)
+    assert os.listdir(tmp_path) == []                    # checked before anything is made
+    # what needs no extra runs: fp16 cancel4 (numpy rounds the products), a plain sweep
+    p = _run(["sweep", "fp16", "fma", "--c-family", "cancel4", "--a", "0x3c00", "--b",
+              "0x3c00-0x3c0f", "--out", "", "--quiet"], plain)
+    assert p.returncode == 0, p.stderr
+    p = _run(["sweep", "fp8_e4m3", "sqrt", "--out", "", "--quiet"], plain)
+    assert p.returncode == 0 and "0 mismatches" in p.stdout, p.stderr

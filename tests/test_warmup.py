@@ -1,0 +1,104 @@
+"""`python -m softfloat warmup` as a process: bad --jobs, one progress sequence
+for several processes, SIGTERM and Ctrl-C stop the worker processes with one
+line, tasks of a missing optional extra are skipped with a note."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warmup(args, **kw):
+    return subprocess.run([sys.executable, "-m", "softfloat", "warmup"] + args, cwd=ROOT,
+                          capture_output=True, text=True, timeout=3600,
+                          env=dict(os.environ, PYTHONPATH=ROOT), **kw)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3", "two"])
+def test_bad_jobs_is_one_line_status_2(jobs):
+    p = _warmup(["--jobs", jobs])
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--jobs must be a positive integer" in lines[0], p.stderr
+
+
+def test_jobs_2_prints_one_coherent_progress_sequence():
+    p = _warmup(["--jobs", "2", "--times"])
+    assert p.returncode == 0, p.stderr
+    from softfloat import warmup
+    n = len(warmup.tasks())
+    counts = re.findall(r"^\[\s*(\d+)/(\d+)\]", p.stderr, re.M)
+    assert {int(t) for _, t in counts} == {n}            # one task count, the whole set
+    assert [int(k) for k, _ in counts] == list(range(1, n + 1))
+    assert "2 processes done" in p.stderr and "FAILED" not in p.stderr
+
+
+def _children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    st = fh.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(st[1]) == pid and st[0] != "Z":
+                out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and signals")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_worker_processes(tmp_path, sig):
+    # an empty cache: the children compile for minutes unless stopped
+    env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.Popen([sys.executable, "-m", "softfloat", "warmup", "--all", "--jobs", "2"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.time() + 120
+    kids = []
+    while time.time() < deadline and len(kids) < 2:
+        time.sleep(0.3)
+        kids = _children(p.pid)
+        assert p.poll() is None, p.communicate()
+    assert len(kids) == 2
+    time.sleep(1.0)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    deadline = time.time() + 20
+    while time.time() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.2)
+    left = [k for k in kids if _alive(k)]
+    for k in left:
+        os.kill(k, signal.SIGKILL)
+    assert not left, "warmup's worker processes outlived it"
+
+
+def test_a_task_of_a_missing_extra_is_skipped_with_a_note(monkeypatch):
+    from softfloat import warmup
+
+    def needs_extra():
+        raise ModuleNotFoundError("No module named 'ml_dtypes'", name="ml_dtypes")
+    monkeypatch.setattr(warmup, "tasks", lambda everything=False: [
+        ("needs an extra", needs_extra), ("fine", lambda: None)])
+    import io
+    out = io.StringIO()
+    assert warmup.run(out=out) == 0
+    text = out.getvalue()
+    assert "[1/2] needs an extra" in text and "skipped (needs an optional extra" in text
+    assert "1 skipped (optional extras missing)" in text and "FAILED" not in text
