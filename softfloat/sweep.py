@@ -47,8 +47,9 @@ time>/`` per run; the committed ``sweeps/`` is written only with ``--out sweeps`
 
 Results: one JSON file per shard under ``OUT/<name>.shards/`` naming its id,
 its parameters and a SHA-256 checksum of its content (``--resume`` reuses the
-shards whose file verifies and recomputes the others) and the merged report
-``OUT/<name>.json``: op, format, mode, oracle, cases checked, mismatches (split
+shards whose file verifies and recomputes the others) and the merged report,
+one line of ``OUT/reports.jsonl`` (one JSON object per run, sorted by run name;
+a rerun replaces its own line only): op, format, mode, oracle, cases checked, mismatches (split
 into result-bits mismatches and flag-only mismatches), the first mismatches
 (operands, expected, got, flags) and seconds.
 
@@ -74,6 +75,8 @@ from .formats import FP32, Format, get_format
 from .rounding import DETERMINISTIC_MODES, Rounding, get_rounding
 
 __all__ = ["run_sweep", "run_shard", "shard_cases", "shard_range", "total_cases",
+           "load_reports", "store_report", "report_name", "REPORTS", "check_sizes",
+           "probe_scheduler", "require", "default_out",
            "merge_shards", "default_shards", "summarize", "main", "OPS", "Space",
            "chunk_starts", "run_within_budget", "BudgetResult", "verify_shard_file",
            "ShardFileError", "table_runs", "run_table", "parse_values"]
@@ -778,12 +781,95 @@ class _Progress:
 
 
 def _name(sp: Space, mode):
-    base = f"{sp.op.replace(':', '-')}_{sp.f.name}_{mode.label}"
     d = sp.describe()
+    return report_name({"op": sp.op, "format": sp.f.name, "mode": mode.label,
+                        **({"space": d} if d else {})})
+
+
+REPORTS = "reports.jsonl"     # the reports of a directory: one line per run, sorted
+
+
+def report_name(rep) -> str:
+    """The run name of a report (``<op>_<format>_<mode>[_<space tag>]``): its
+    key in `REPORTS` and the stem of its shard directory."""
+    base = f"{rep['op'].replace(':', '-')}_{rep['format']}_{rep['mode']}"
+    d = rep.get("space")
     if d:
         tag = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
         base += "_" + (d["c_family"] if d.get("c_family") else "sub") + "-" + tag
     return base
+
+
+def _report_line(rep) -> str:
+    return json.dumps(rep, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def load_reports(directory) -> dict:
+    """The reports of ``directory``, by run name: its `REPORTS` file (one JSON
+    object per line), and any ``<name>.json`` report of an older layout (the
+    line wins when both hold a run). A line that is not a JSON object raises
+    ValueError naming the file and line."""
+    out = {}
+    for fn in sorted(os.listdir(directory)):
+        if not fn.endswith(".json"):
+            continue
+        path = os.path.join(directory, fn)
+        try:
+            with open(path) as fh:
+                r = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(r, dict) or "op" not in r:
+            continue
+        _check_report(r, path)
+        out[report_name(r)] = r
+    path = os.path.join(directory, REPORTS)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            for no, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path} line {no}: not JSON ({exc})") from None
+                if not isinstance(r, dict):
+                    raise ValueError(f"{path} line {no}: not a JSON object")
+                _check_report(r, f"{path} line {no}")
+                out[report_name(r)] = r
+    return out
+
+
+def store_report(out, rep) -> str:
+    """Put ``rep`` into ``out``'s `REPORTS` file: the line of its run is replaced
+    (the others are kept, byte for byte), lines sorted by run name; under a file
+    lock, written to a temporary file and renamed. Returns the file's path."""
+    path = os.path.join(out, REPORTS)
+    name = report_name(rep)
+    lock = open(os.path.join(out, ".reports.lock"), "a")
+    try:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):     # pragma: no cover (not POSIX)
+            pass
+        lines = {}
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        try:
+                            lines[report_name(json.loads(line))] = line.rstrip("\n")
+                        except (ValueError, KeyError, TypeError, AttributeError):
+                            lines[f"~unreadable {len(lines)}"] = line.rstrip("\n")
+        lines[name] = _report_line(rep)
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("".join(lines[k] + "\n" for k in sorted(lines)))
+        os.replace(tmp, path)
+    finally:
+        lock.close()
+    return path
 
 
 def _shard_path(out, name, k):
@@ -1137,7 +1223,7 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     rep["machine"] = f"{platform.machine()} {os.cpu_count()} cpus, {platform.python_version()}"
     rep["date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     if out:
-        _write_json(os.path.join(out, name + ".json"), rep)
+        store_report(out, rep)
     return rep
 
 
@@ -1210,10 +1296,10 @@ def write_results(directory, command=None):
     cmd = command or f"python -m softfloat sweep table --out {directory}"
     with open(path, "w") as fh:
         fh.write("# Sweep results\n\nRegenerated by `" + cmd + "` (the whole table; "
-                 "add `--resume` to keep finished runs) or summarized from the JSON reports "
-                 "in this directory by `python -m softfloat sweep --summarize "
-                 f"{directory}` (one report per op x format x mode; the per-shard files are "
-                 "not kept in git). Each run compares the library with an independent "
+                 "add `--resume` to keep finished runs) or summarized from the reports in "
+                 f"this directory's `{REPORTS}` by `python -m softfloat sweep --summarize "
+                 f"{directory}` (one JSON line per op x format x mode x sub-space; the "
+                 "per-shard files are not kept in git). Each run compares the library with an independent "
                  "oracle (`softfloat.sweep_oracles`: *host* = float64 + the FPU's "
                  "round-to-nearest-even, *ro53* = float64 + exact error, round to odd, "
                  "integer rounding) on result bits, flags and the NaN bit pattern the NaN "
@@ -1249,26 +1335,13 @@ def _check_report(r, where):
 
 
 def summarize(directory) -> str:
-    """A markdown table of every report ``*.json`` in ``directory``. Files that
-    are not JSON objects with an ``op`` are skipped; one that looks like a
-    report (``op`` and ``cases``) but lacks what the table needs raises
-    ValueError naming the file."""
+    """A markdown table of every report in ``directory`` (`load_reports`: its
+    ``reports.jsonl``, and ``*.json`` reports of the older layout). JSON files
+    that are not objects with an ``op`` are skipped; a report that lacks what
+    the table needs raises ValueError naming the file."""
     if not os.path.isdir(directory):
         raise OSError(f"--summarize {directory!r}: not a directory")
-    rows = []
-    for fn in sorted(os.listdir(directory)):
-        if not fn.endswith(".json"):
-            continue
-        path = os.path.join(directory, fn)
-        try:
-            with open(path) as fh:
-                r = json.load(fh)
-        except (OSError, ValueError):
-            continue
-        if not isinstance(r, dict) or "op" not in r:
-            continue
-        _check_report(r, path)
-        rows.append(r)
+    rows = list(load_reports(directory).values())
     order = {m: i for i, m in enumerate(DETERMINISTIC_MODES)}
     rows.sort(key=lambda r: (r["format"], r["op"], json.dumps(r.get("space", {})),
                              order.get(r["mode"], 9)))

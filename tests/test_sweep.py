@@ -206,7 +206,7 @@ def test_resume_skips_finished_shards(tmp_path, monkeypatch):
     out = str(tmp_path)
     rep = S.run_sweep("convert:bf16", "fp16", "upward", shards=4, out=out)
     name = "convert-bf16_fp16_upward"
-    assert os.path.exists(os.path.join(out, name + ".json"))
+    assert list(S.load_reports(out)) == [name]
     files = sorted(os.listdir(os.path.join(out, name + ".shards")))
     assert files == [f"shard_{k:05d}.json" for k in range(4)]
     os.remove(os.path.join(out, name + ".shards", "shard_00002.json"))
@@ -228,7 +228,7 @@ def test_command_line_and_summary(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "convert:bf16 fp16 nearest_even [host]: 65,536 cases, 0 mismatches" in text
     assert "toward_zero [ro53]" in text and "MPFR 30 cases: 0 mismatches" in text
-    rep = json.load(open(os.path.join(out, "convert-bf16_fp16_toward_zero.json")))
+    rep = S.load_reports(out)["convert-bf16_fp16_toward_zero"]
     assert rep["mismatches"] == 0 and rep["mpfr"]["checked"] == 30
     assert S.main(["--summarize", out]) == 0
     table = open(os.path.join(out, "RESULTS.md")).read()

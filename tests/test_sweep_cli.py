@@ -147,8 +147,30 @@ def test_committed_results_table_matches_the_committed_reports():
         committed = fh.read()
     table = S.summarize(os.path.join(ROOT, "sweeps"))
     assert committed.endswith(table), "regenerate: python -m softfloat sweep --summarize sweeps"
-    assert table.count("\n") == 2 + len([f for f in os.listdir(os.path.join(ROOT, "sweeps"))
-                                         if f.endswith(".json")])
+    with open(os.path.join(ROOT, "sweeps", S.REPORTS)) as fh:
+        lines = fh.read().splitlines()
+    assert table.count("\n") == 2 + len(lines) == 2 + len(S.load_reports(
+        os.path.join(ROOT, "sweeps")))
+    assert lines == sorted(lines, key=lambda ln: S.report_name(json.loads(ln)))
+    assert not [f for f in os.listdir(os.path.join(ROOT, "sweeps")) if f.endswith(".json")]
+
+
+def test_a_rerun_replaces_its_own_line_only(tmp_path):
+    S.run_sweep("sqrt", "fp8_e4m3", "upward", out=str(tmp_path))
+    S.run_sweep("sqrt", "fp8_e5m2", "upward", out=str(tmp_path))
+    path = tmp_path / S.REPORTS
+    first = path.read_text().splitlines()
+    assert [S.report_name(json.loads(ln)) for ln in first] == [
+        "sqrt_fp8_e4m3_upward", "sqrt_fp8_e5m2_upward"]
+    S.run_sweep("sqrt", "fp8_e4m3", "upward", out=str(tmp_path))
+    again = path.read_text().splitlines()
+    assert again[1] == first[1] and len(again) == 2          # the other run untouched
+    assert json.loads(again[0])["cases"] == 256
+    (tmp_path / "old_layout.json").write_text(json.dumps(json.loads(first[1])))
+    assert set(S.load_reports(tmp_path)) == {"sqrt_fp8_e4m3_upward", "sqrt_fp8_e5m2_upward"}
+    path.write_text(again[0] + "\n[1]\n")
+    with pytest.raises(ValueError, match="line 2: not a JSON object"):
+        S.load_reports(tmp_path)
 
 
 # ---------------------------------------------------------------------------
@@ -160,7 +182,7 @@ def test_default_out_is_a_new_directory_named_by_the_run(tmp_path, monkeypatch, 
     made = sorted(os.listdir(tmp_path))
     assert len(made) == 2 and all(d.startswith("sweep-fp8_e4m3-sqrt-") for d in made)
     for d in made:
-        assert os.path.exists(tmp_path / d / "sqrt_fp8_e4m3_nearest_even.json")
+        assert list(S.load_reports(tmp_path / d)) == ["sqrt_fp8_e4m3_nearest_even"]
     assert "writing to sweep-fp8_e4m3-sqrt-" in capsys.readouterr().err
 
 
@@ -232,3 +254,17 @@ def test_plain_install_sweeps_name_the_missing_extra(plain, tmp_path):
     assert p.returncode == 0, p.stderr
     p = _run(["sweep", "fp8_e4m3", "sqrt", "--out", "", "--quiet"], plain)
     assert p.returncode == 0 and "0 mismatches" in p.stdout, p.stderr
+
+
+# ---------------------------------------------------------------------------
+# the thread-count switch
+@pytest.mark.parametrize("junk", ["abc", "0", "-3", "", "2.5"])
+def test_junk_softfloat_num_threads_warns_and_falls_back(junk, monkeypatch):
+    from softfloat import _parallel
+    monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", junk)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    monkeypatch.setattr(_parallel, "_warned", set())
+    with pytest.warns(RuntimeWarning, match="SOFTFLOAT_NUM_THREADS=.* is not a positive"):
+        assert _parallel.num_threads() == 3
+    monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", " 2 ")
+    assert _parallel.num_threads() == 2

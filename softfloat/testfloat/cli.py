@@ -4,6 +4,7 @@ Exit status: 0 all cases agree (or the command ran), 1 mismatches found, 2 the
 command could not run (usage, unreadable or malformed input)."""
 from __future__ import annotations
 
+import os
 import sys
 
 from ..formats import FP64
@@ -199,11 +200,28 @@ def _gen(a, out) -> int:
     return write_vectors(fn, out, prefix=a["prefix"], options=o, **kw)
 
 
+def _check_output(path) -> None:
+    """Raise OSError naming ``path`` unless a file can be written there (an
+    existing file is left as it is; a new one is not left behind)."""
+    if os.path.isdir(path):
+        raise OSError(f"-json {path!r} is a directory")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise OSError(f"-json {path!r}: cannot write ({exc.strerror or exc})") from None
+    if not existed:
+        os.remove(path)
+
+
 def _ver(a) -> int:
     args = a["args"]
     if len(args) != 1:
         raise _UsageError("ver needs exactly one <function>")
     fn = parse_function(args[0])
+    if a["json"]:
+        _check_output(a["json"])              # before the work, not after it
     src = open(a["input"], "rb") if a["input"] else sys.stdin.buffer
     try:
         rep = verify_stream(fn, src, errors=a["errors"], check_nans=a["check_nans"],

@@ -15,7 +15,14 @@ import numpy as np
 
 from .names import Function, bit_width, dtype_of, hex_width, parse_function, token
 
-__all__ = ["format_lines", "parse_lines", "columns"]
+__all__ = ["format_lines", "parse_lines", "columns", "FLAGS_MAX", "MAX_LINE_BYTES"]
+
+#: the largest flags value: the five IEEE flags (invalid, infinite, overflow,
+#: underflow, inexact) in bits 0-4
+FLAGS_MAX = 0x1F
+#: the longest line a reader accepts (the longest valid line, four 64-bit
+#: fields and the flags, is under 80 bytes; the rest is room for spacing)
+MAX_LINE_BYTES = 1024
 
 _HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
 
@@ -28,14 +35,31 @@ def columns(fn: Function) -> list:
 def format_lines(function, operands, result=None, flags=None) -> bytes:
     """TestFloat lines (bytes) for arrays of cases: operands, then result and
     flags (omit both to write operands only, as ``testfloat_gen <type>`` does).
-    Vectorized: no per-line Python."""
+    Every column is an integer array (or a sequence of ints) of the same length
+    (no broadcasting) whose values are encodings of its type: 0 .. 2**bits - 1
+    (integer types as their unsigned bit patterns), flags 0 .. 0x1F; anything
+    else raises ValueError or TypeError naming the column. Vectorized: no
+    per-line Python."""
     fn = parse_function(function)
+    if isinstance(operands, np.ndarray) or not isinstance(operands, (list, tuple)):
+        raise TypeError(f"operands must be a list or tuple of {len(fn.args)} arrays "
+                        f"for {fn.name}, got {type(operands).__name__}")
     cols = list(operands)
     types = list(fn.args)
+    if len(cols) != len(types):
+        raise ValueError(f"{fn.name} takes {len(types)} operand(s), got {len(cols)}")
+    if (result is None) != (flags is None):
+        raise ValueError("give both result and flags, or neither (operands only)")
     if result is not None:
-        cols += [np.asarray(result), np.asarray(flags)]
+        cols += [result, flags]
         types += [fn.result, "flags"]
-    n = np.asarray(cols[0]).size
+    names = [f"operand {j + 1}" for j in range(len(fn.args))] + ["result", "flags"]
+    cols = [_column(c, t, what) for c, t, what in zip(cols, types, names)]
+    n = cols[0].size
+    for c, what in zip(cols, names):
+        if c.size != n:
+            raise ValueError(f"{fn.name}: {what} has {c.size} values but operand 1 has {n} "
+                             f"(every column needs one value per line; no broadcasting)")
     widths = [hex_width(t) for t in types]
     W = sum(widths) + len(widths)
     out = np.empty((n, W), np.uint8)
@@ -62,6 +86,29 @@ def format_lines(function, operands, result=None, flags=None) -> bytes:
         pos += 1
     out[:, -1] = 10
     return out.tobytes()
+
+
+def _column(c, t, what) -> np.ndarray:
+    """A column as a 1-D integer array whose values fit type ``t`` (checked)."""
+    x = np.asarray(c)
+    if x.dtype == np.bool_ and t == "bool":
+        x = x.astype(np.uint8)
+    if x.dtype.kind not in "ui":
+        raise TypeError(f"{what}: expected integer encodings of "
+                        f"{'flags' if t == 'flags' else token(t)}, got an array of "
+                        f"{x.dtype} (no silent conversion: use .view() or .astype() on "
+                        f"exact values)")
+    x = x.reshape(-1)
+    hi = FLAGS_MAX if t == "flags" else (1 << bit_width(t)) - 1
+    if x.size:
+        lo_v, hi_v = int(x.min()), int(x.max())
+        if lo_v < 0 or hi_v > hi:
+            bad = lo_v if lo_v < 0 else hi_v
+            kind = "flags" if t == "flags" else f"{token(t)} ({bit_width(t)} bits)"
+            raise ValueError(f"{what}: value {bad} does not fit {kind}: expected "
+                             f"0..{hi:#x}" + (" (integers as unsigned bit patterns)"
+                                              if lo_v < 0 else ""))
+    return x
 
 
 _TABLES = {}
@@ -172,11 +219,12 @@ def parse_lines(function, data, *, first_line: int = 1) -> tuple:
     out = []
     for j, (c, t) in enumerate(zip(cols, types)):
         width = bit_width(t)
-        if c.size and width < 64 and int(c.max()) >= (1 << width):
-            bad = int(np.flatnonzero(c >= np.uint64(1 << width))[0])
+        top = FLAGS_MAX if t == "flags" else (1 << width) - 1
+        if c.size and width < 64 and int(c.max()) > top:
+            bad = int(np.flatnonzero(c > np.uint64(top))[0])
             no = first_line + bad if line_no is None else int(line_no[bad])
             raise ValueError(f"line {no}: field {j + 1} value {int(c[bad]):#x} out of range "
                              f"for {'flags' if t == 'flags' else token(t)} "
-                             f"(expected 0..{(1 << width) - 1:#x})")
+                             f"(expected 0..{top:#x})")
         out.append(c.astype(np.uint8 if t == "flags" else dtype_of(t)))
     return tuple(out[:-2]), out[-2], out[-1]

@@ -7,7 +7,7 @@ import dataclasses
 
 from .cases import operands
 from .expected import generate
-from .lineio import format_lines, parse_lines
+from .lineio import MAX_LINE_BYTES, format_lines, parse_lines
 from .names import parse_function
 from .options import Options, make_options
 from .verify import Report, verify
@@ -39,7 +39,9 @@ def write_vectors(function, file, *, level=1, n=None, seed=1, exhaustive=False, 
 
 def verify_stream(function, file, *, chunk_lines=1 << 20, errors=20, check_nans=False,
                   check_inv_ints=False, options: Options | None = None, **opts) -> Report:
-    """`verify` over TestFloat lines read from a binary file object, chunk by chunk."""
+    """`verify` over TestFloat lines read from a binary file object, chunk by
+    chunk (about ``chunk_lines`` lines at a time; memory stays bounded: a line
+    longer than `MAX_LINE_BYTES` raises ValueError naming it)."""
     fn = parse_function(function)
     o = make_options(options, opts)
     if not isinstance(chunk_lines, int) or isinstance(chunk_lines, bool) or chunk_lines < 1:
@@ -47,19 +49,36 @@ def verify_stream(function, file, *, chunk_lines=1 << 20, errors=20, check_nans=
     total = None
     start = 0
     line = 1                                  # number of the chunk's first line
+    size = max(chunk_lines * 24, MAX_LINE_BYTES)
+    rest = b""
     while True:
-        lines = file.readlines(chunk_lines * 24)
-        if not lines:
-            break
-        if isinstance(lines[0], str):
+        buf = file.read(size)
+        if isinstance(buf, str):
             raise TypeError("verify_stream reads a binary file (open(..., 'rb'), "
                             "sys.stdin.buffer)")
-        ops, res, flg = parse_lines(fn, b"".join(lines), first_line=line)
-        line += len(lines)
+        if not buf:
+            data, rest = rest, b""
+        else:
+            buf = rest + buf
+            cut = buf.rfind(b"\n") + 1
+            data, rest = buf[:cut], buf[cut:]
+            if len(rest) > MAX_LINE_BYTES:
+                # bounded memory: a line longer than any valid one is refused at once
+                no = line + data.count(b"\n")
+                raise ValueError(f"line {no}: longer than {MAX_LINE_BYTES} bytes; "
+                                 f"not a TestFloat line")
+        if not data:
+            if not buf:
+                break
+            continue
+        ops, res, flg = parse_lines(fn, data, first_line=line)
+        line += data.count(b"\n")
         rep = verify(fn, *ops, result=res, flags=flg, options=o, check_nans=check_nans,
                      check_inv_ints=check_inv_ints, errors=errors, start=start)
         start += res.size
         total = rep if total is None else total.merge(rep)
+        if not buf:
+            break
     if total is None:
         total = Report(fn.name, dict(dataclasses.asdict(o), check_nans=check_nans,
                                      check_inv_ints=check_inv_ints), errors=errors)

@@ -13,6 +13,7 @@ from ..flags import Flags
 from ..formats import FP64, Format
 from ..rounding import Rounding, get_rounding
 from .expected import expected, is_nan, is_snan, values
+from .lineio import _column
 from .names import INT_TYPES, Function, hex_width, parse_function
 from .options import ROUND_NAME, Options, make_options
 
@@ -275,8 +276,10 @@ def verify(function, *ops, result, flags=None, options: Options | None = None,
     """Check a device's results against softfloat's.
 
     ``ops`` are operand arrays, ``result``/``flags`` the device's results and
-    flags (arrays of the same length; ``flags=None`` for a device that cannot
-    report them: only results are compared). NaN results match any NaN unless
+    flags (integer arrays of the same length, encodings of the result type and
+    flags 0 .. 0x1F, never converted: floats or values out of range raise;
+    ``flags=None`` for a device that cannot report them: only results are
+    compared). NaN results match any NaN unless
     ``check_nans``; an invalid integer conversion matches any of TestFloat's
     accepted values unless ``check_inv_ints``. Every mismatch is classified
     (`CLASSES`); the first ``errors`` (0: all) are kept as records. ``start``
@@ -288,9 +291,9 @@ def verify(function, *ops, result, flags=None, options: Options | None = None,
     er, ef = expected(fn, *ops, options=o)
     er = np.asarray(er).reshape(-1)
     ef = np.asarray(ef, np.uint8).reshape(-1)
-    gr = np.asarray(result).reshape(-1).astype(er.dtype)
+    gr = _column(result, fn.result, "result").astype(er.dtype)
     check_flags = flags is not None
-    gf = np.asarray(flags).reshape(-1).astype(np.uint8) if check_flags else ef.copy()
+    gf = _column(flags, "flags", "flags").astype(np.uint8) if check_flags else ef.copy()
     if gr.size != er.size or gf.size != er.size:
         raise ValueError(f"{fn.name}: {er.size} cases but {gr.size} results and "
                          f"{gf.size} flags")
