@@ -25,7 +25,21 @@ def main(argv=None) -> int:
         print(f"unknown command {cmd!r}; expected one of {sorted(COMMANDS)}", file=sys.stderr)
         return 2
     mod, fn, _ = COMMANDS[cmd]
-    return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+    if cmd not in ("sweep", "warmup", "testfloat"):
+        return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+    try:
+        return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+    except KeyboardInterrupt:                # one line, never a traceback
+        print(f"\n{cmd}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:                  # `... | head`: end quietly
+        try:
+            import os
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":

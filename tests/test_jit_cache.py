@@ -183,7 +183,8 @@ def _damage(path, how):
 
 
 @pytest.mark.parametrize("suffix,how", [
-    (".nbi", "empty"), (".nbc", "junk"),
+    (".nbi", "empty"),
+    pytest.param(".nbc", "junk", marks=pytest.mark.slow),
     pytest.param(".nbi", "truncated", marks=pytest.mark.slow),
     pytest.param(".nbi", "junk", marks=pytest.mark.slow),
     pytest.param(".nbc", "empty", marks=pytest.mark.slow),

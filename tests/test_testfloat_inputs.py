@@ -55,25 +55,37 @@ def test_parse_refuses_flags_above_0x1f():
     assert flg.tolist() == [0x1F]
 
 
-def _ver(args, stdin=b""):
-    return subprocess.run([sys.executable, "-m", "softfloat", "testfloat", "ver"] + args,
-                          input=stdin, capture_output=True, cwd=ROOT, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
+def _ver(args, stdin, tmp_path, capsys):
+    """``testfloat ver`` in this process, the lines from a file (-input)."""
+    from softfloat.testfloat import main
+    src = tmp_path / "in.txt"
+    src.write_bytes(stdin)
+    rc = main(["ver", "-input", str(src)] + args)
+    return rc, capsys.readouterr().err
 
 
-def test_ver_refuses_flags_0x20_to_0xff_and_checks_json_first(tmp_path):
-    p = _ver(["f16_add"], b"3C00 3C00 4000 FF\n")
-    assert p.returncode == 2 and b"out of range for flags" in p.stderr
+def test_ver_refuses_flags_0x20_to_0xff_and_checks_json_first(tmp_path, capsys):
+    rc, err = _ver(["f16_add"], b"3C00 3C00 4000 FF\n", tmp_path, capsys)
+    assert rc == 2 and "out of range for flags" in err
     # an unwritable -json path: status 2 before any line is read
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    p = _ver(["-json", str(blocker / "r.json"), "f16_add"], b"not even a line\n")
-    assert p.returncode == 2 and b"-json" in p.stderr and b"line 1" not in p.stderr
-    p = _ver(["-json", str(tmp_path), "f16_add"], b"")
-    assert p.returncode == 2 and b"is a directory" in p.stderr
+    rc, err = _ver(["-json", str(blocker / "r.json"), "f16_add"], b"not even a line\n",
+                   tmp_path, capsys)
+    assert rc == 2 and "-json" in err and "line 1" not in err
+    rc, err = _ver(["-json", str(tmp_path), "f16_add"], b"", tmp_path, capsys)
+    assert rc == 2 and "is a directory" in err
     out = tmp_path / "r.json"
-    p = _ver(["-json", str(out), "f16_add"], b"3C00 3C00 4000 00\n")
-    assert p.returncode == 0 and out.exists()
+    rc, err = _ver(["-json", str(out), "f16_add"], b"3C00 3C00 4000 00\n", tmp_path, capsys)
+    assert rc == 0 and out.exists()
+
+
+def test_ver_from_stdin_refuses_a_long_line():
+    p = subprocess.run([sys.executable, "-m", "softfloat", "testfloat", "ver", "f16_add"],
+                       input=b"3C00 3C00 4000 00\n" + b"3" * (3 << 20), capture_output=True,
+                       cwd=ROOT, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.returncode == 2 and b"line 2: longer than 1024 bytes" in p.stderr
+    assert b"Traceback" not in p.stderr
 
 
 class _Endless(io.RawIOBase):

@@ -19,14 +19,26 @@ def _warmup(args, **kw):
                           env=dict(os.environ, PYTHONPATH=ROOT), **kw)
 
 
-@pytest.mark.parametrize("jobs", ["0", "-3", "two"])
-def test_bad_jobs_is_one_line_status_2(jobs):
-    p = _warmup(["--jobs", jobs])
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--jobs must be a positive integer" in lines[0], p.stderr
+@pytest.mark.parametrize("args,says", [
+    (["--jobs", "0"], "--jobs must be a positive integer"),
+    (["--jobs", "-3"], "--jobs must be a positive integer"),
+    (["--jobs", "two"], "--jobs must be a positive integer"),
+    (["--part", "2/2"], "--part must be i/n"),
+    (["--nonsense"], "unrecognized arguments")])
+def test_bad_arguments_are_one_line_status_2(args, says, capsys):
+    from softfloat import warmup
+    assert warmup.main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], lines
 
 
+def test_bad_jobs_from_the_command_line():
+    p = _warmup(["--jobs", "0"])
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+@pytest.mark.slow
 def test_jobs_2_prints_one_coherent_progress_sequence():
     p = _warmup(["--jobs", "2", "--times"])
     assert p.returncode == 0, p.stderr
@@ -61,7 +73,8 @@ def _alive(pid):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and signals")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM,
+                                 pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_signal_stops_the_worker_processes(tmp_path, sig):
     # an empty cache: the children compile for minutes unless stopped
     env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
