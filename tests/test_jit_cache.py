@@ -183,7 +183,7 @@ def _damage(path, how):
 
 
 @pytest.mark.parametrize("suffix,how", [
-    (".nbi", "empty"),
+    pytest.param(".nbi", "empty", marks=pytest.mark.slow),
     pytest.param(".nbc", "junk", marks=pytest.mark.slow),
     pytest.param(".nbi", "truncated", marks=pytest.mark.slow),
     pytest.param(".nbi", "junk", marks=pytest.mark.slow),
@@ -214,3 +214,38 @@ def test_a_damaged_cache_file_is_removed_and_rebuilt(tmp_path, suffix, how):
     assert again["v"] == [1.0, -5.0] and again["hits"] >= 1 and again["misses"] == 0
     for f in files:
         assert f.exists() and f.stat().st_size > 0
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x04\x95junk", b"not a pickle at all"])
+def test_verified_loads_remove_a_damaged_file_of_softfloat_s_cache(tmp_path, monkeypatch,
+                                                                   content):
+    """The same repair in this process (no compilation): numba's IndexDataCacheFile
+    on a directory of softfloat's cache reads a damaged index as empty and a
+    damaged data file as missing, removing both; other caches are left alone."""
+    from numba.core import caching
+    from softfloat import _jitcache
+    _jitcache.install()
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    monkeypatch.setitem(_jitcache._dirs, "test-package", str(ours))
+    f = caching.IndexDataCacheFile(str(ours / "sub"), "k-1.py311", "stamp")
+    os.makedirs(ours / "sub")
+    idx = ours / "sub" / "k-1.py311.nbi"
+    data = ours / "sub" / "k-1.py311.1.nbc"
+    idx.write_bytes(content)
+    data.write_bytes(content)
+    with pytest.warns(_jitcache.CacheRepairWarning, match="unreadable kernel cache file"):
+        assert f._load_index() == {}
+    assert not idx.exists()
+    with pytest.warns(_jitcache.CacheRepairWarning):
+        with pytest.raises(OSError):                 # numba's load() reads this as "no entry"
+            f._load_data("k-1.py311.1.nbc")
+    assert not data.exists()
+    f.save("key", (1, 2))                            # rebuilt: a fresh index and data file
+    assert f.load("key") == (1, 2) and idx.stat().st_size > 0
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    g = caching.IndexDataCacheFile(str(theirs), "k-1.py311", "stamp")
+    (theirs / "k-1.py311.nbi").write_bytes(b"")
+    with pytest.raises(EOFError):                    # not softfloat's: numba's behaviour
+        g._load_index()

@@ -32,6 +32,7 @@ def test_bad_arguments_are_one_line_status_2(args, says, capsys):
     assert len(lines) == 1 and says in lines[0], lines
 
 
+@pytest.mark.slow
 def test_bad_jobs_from_the_command_line():
     p = _warmup(["--jobs", "0"])
     assert p.returncode == 2 and "Traceback" not in p.stderr
