@@ -992,27 +992,32 @@ def probe_scheduler(address, timeout=30.0) -> None:
     except OSError as exc:
         raise RuntimeError(f"Dask scheduler {address}: cannot connect "
                            f"({exc.strerror or exc})") from None
-    try:
-        sock.settimeout(max(0.1, timeout - (time.monotonic() - t0)))
-        head = b""
-        while len(head) < 8:
-            chunk = sock.recv(8 - len(head))
+    def recv(k):
+        got = b""
+        while len(got) < k:
+            sock.settimeout(max(0.05, timeout - (time.monotonic() - t0)))
+            chunk = sock.recv(k - len(got))
             if not chunk:
                 raise RuntimeError(f"Dask scheduler {address}: the connection was closed "
-                                   f"without a handshake (not a Dask scheduler?)")
-            head += chunk
+                                   f"during the handshake (not a Dask scheduler?)")
+            got += chunk
+        return got
+    try:
+        head = recv(8)
+        (n,) = struct.unpack("<Q", head)
+        if not 0 < n < (1 << 26):
+            what = "HTTP" if head.startswith(b"HTTP") else "another protocol"
+            raise RuntimeError(f"Dask scheduler {address}: the server answers in {what} "
+                               f"({head!r}...), not as a Dask scheduler")
+        recv(n)                                # the whole handshake message, in time
     except socket.timeout:
-        raise RuntimeError(f"Dask scheduler {address}: connected, but no handshake within "
-                           f"{timeout:g} s (not a Dask scheduler, or it is stuck)") from None
+        raise RuntimeError(f"Dask scheduler {address}: connected, but no complete handshake "
+                           f"within {timeout:g} s (not a Dask scheduler, or it is stuck)") \
+            from None
     except OSError as exc:
         raise RuntimeError(f"Dask scheduler {address}: {exc.strerror or exc}") from None
     finally:
         sock.close()
-    (n,) = struct.unpack("<Q", head)
-    if not 0 < n < (1 << 26):
-        what = "HTTP" if head.startswith(b"HTTP") else "another protocol"
-        raise RuntimeError(f"Dask scheduler {address}: the server answers in {what} "
-                           f"({head!r}...), not as a Dask scheduler")
 
 
 def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results, timeout=30.0):

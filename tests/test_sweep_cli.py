@@ -89,7 +89,8 @@ def _server(answer):
 
 
 @pytest.mark.parametrize("answer,says", [
-    (b"", "no handshake within 1 s"),
+    (b"", "no complete handshake within 1 s"),
+    (b"\x10" + b"\0" * 7, "no complete handshake within 1 s"),     # a plausible start, then silence
     (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "answers in HTTP"),
     (b"\x00" * 8, "answers in another protocol")])
 def test_a_scheduler_that_does_not_answer_is_status_2(answer, says, capsys):
@@ -124,6 +125,16 @@ def test_a_real_scheduler_passes_the_probe():
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None,
                                   silence_logs=40) as cluster:
         S.probe_scheduler(cluster.scheduler_address, 10)
+
+
+@pytest.mark.slow
+def test_a_sweep_through_a_real_scheduler():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=40) as cluster:
+        rep = S.run_sweep("sqrt", "fp8_e4m3", "upward", backend="dask", shards=2,
+                          scheduler=cluster.scheduler_address, timeout=20)
+        assert rep["cases"] == 256 and rep["mismatches"] == 0 and rep["shards_done"] == 2
 
 
 # ---------------------------------------------------------------------------
