@@ -417,8 +417,9 @@ TABLE_HEAD = ["#", "run", "weights", "master", "scaling", "accumulate", "roundin
 _LEFT = {"run", "weights", "master", "scaling", "accumulate", "rounding"}
 
 
-def print_table(records, file=sys.stdout):
+def print_table(records, file=None):
     """The runs as an aligned table (columns as wide as their longest cell)."""
+    file = sys.stdout if file is None else file
     rows = table_rows(records)
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(TABLE_HEAD)]
 
@@ -476,7 +477,8 @@ def plots(records, acc_rows, grads, outdir):
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
         ax.set_title(title)
-        ax.legend(fontsize=6)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     save(fig, "loss_curves.png")
 
     if grads:
@@ -508,7 +510,8 @@ def plots(records, acc_rows, grads, outdir):
         ax.set_xlabel("step")
         ax.set_ylabel("loss scale")
         ax.set_title(t)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     save(fig, "loss_scale.png")
 
     fig, ax = plt.subplots(figsize=(10, 4.5))
@@ -595,7 +598,7 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="write the run records here")
     ap.add_argument("--plots", metavar="DIR",
                     help="write PNG plots here (needs matplotlib: the [plots] extra)")
-    ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run")
+    ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run (default: all of them)")
     ap.add_argument("--order", choices=("blas", "sequential"), default="blas",
                     help="fp32 accumulation order of the runs (default: the fast bounded "
                          "model; 'sequential': the exact k-order model)")

@@ -27,8 +27,9 @@ changes what runs:
   (the block's small variant, for commands that take minutes);
 * ``<!-- doc-test: requires MODULE[, MODULE] -->``: not run where one of these
   (optional) modules is not installed;
-* ``<!-- doc-test: slow -->``: run only with ``-m slow`` (with a ``run`` marker
-  too: the variant in the default suite, the block itself with ``-m slow``).
+* ``<!-- doc-test: slow -->``: run only with ``-m slow`` (with a ``run`` marker:
+  the variant, with ``-m slow``). A block with a ``run`` variant is never run
+  itself.
 """
 from __future__ import annotations
 
@@ -175,10 +176,10 @@ def run_shell(block: Block, code: str) -> str:
     return ""
 
 
-def run_block(block: Block, ns: dict, variant: bool = True) -> str:
-    """Run one block (its ``run`` variant if it has one and ``variant``);
-    returns '' when it passes, else what went wrong."""
-    if variant and "run" in block.markers:
+def run_block(block: Block, ns: dict) -> str:
+    """Run one block (its ``run`` variant if it has one); returns '' when it
+    passes, else what went wrong."""
+    if "run" in block.markers:
         if not block.markers["run"]:
             return f"{block.where}: 'doc-test: run' without a command"
         return run_shell(block, block.markers["run"])
@@ -238,17 +239,13 @@ def run_document(path: str, slow: bool) -> list[str]:
                     continue
                 if "skip" in b.markers or not _importable(b.markers.get("requires", "")):
                     continue
-                if slow:
-                    # the slow blocks themselves; the python blocks, whose names
-                    # later blocks use
-                    if "slow" not in b.markers and (b.lang not in PYTHON_LANGS
-                                                    or "run" in b.markers):
-                        continue
-                    r = run_block(b, ns, variant=False)
-                else:
-                    if "slow" in b.markers and "run" not in b.markers:
-                        continue
-                    r = run_block(b, ns)
+                is_slow = "slow" in b.markers
+                # with -m slow: the slow blocks, and the python blocks, whose
+                # names later blocks use
+                if is_slow != slow and not (slow and b.lang in PYTHON_LANGS
+                                            and "run" not in b.markers):
+                    continue
+                r = run_block(b, ns)
                 if r:
                     failures.append(r)
         finally:
