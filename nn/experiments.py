@@ -515,7 +515,8 @@ def plots(records, acc_rows, grads, outdir):
     save(fig, "loss_scale.png")
 
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    colours = iter(plt.get_cmap("tab10").colors)
+    # tab10 without its grey, which the Adam baseline uses
+    colours = iter([c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7])
     for r in records:
         if r["experiment"] in (1, 2, 3) and r.get("lost_update_curve"):
             base = r["experiment"] == 1          # the fp32 baselines the text compares with
