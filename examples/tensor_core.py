@@ -20,7 +20,14 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:                      # a plain install: say which extra, exit 2
+    from softfloat._extras import message
+    print(message("matplotlib", "examples/tensor_core.py"), file=sys.stderr)
+    sys.exit(2)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

@@ -215,3 +215,28 @@ def test_plain_install_names_the_extra():
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip().endswith("OK"), p.stdout + p.stderr
+
+
+def test_warmup_warns_when_the_cache_is_not_persistent(monkeypatch, capsys):
+    import io
+    from softfloat import _jitcache, warmup
+    monkeypatch.setattr(warmup, "tasks", lambda everything=False: [])
+    out = io.StringIO()
+    monkeypatch.setattr(_jitcache, "_tmpdir", [])
+    assert warmup.run(out=out) == 0
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.setattr(_jitcache, "_tmpdir", ["/tmp/softfloat-jit-x"])
+    assert warmup.run(out=out) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no writable cache directory" in err
+
+
+def test_warmup_common_set_covers_the_documented_calls():
+    """The common set has the tasks for what the README's tour, the examples and
+    nn.experiments call beyond conversions and fp16/bf16 arithmetic (that they
+    then compile nothing was measured with a fresh cache: see the benchmarks)."""
+    from softfloat import warmup
+    names = " | ".join(n for n, _ in warmup.tasks())
+    for words in ("stochastic", "block-FMA presets", "MXFP8/MXFP4/NVFP4", "nn training"):
+        assert words in names
+    assert warmup.group_of("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)") == "nn"
