@@ -26,9 +26,20 @@ reports each step's minimum, the usual figure on a shared machine.
 numba compiled, with inclusive and exclusive CPU seconds (numba's
 ``numba:compile`` events), to see where the time goes.
 
+``--entry-points [NAME ...]``: instead of the steps above, the first call of
+each public entry point (`ENTRY_POINTS`: the array functions of ``softfloat``,
+``softfloat.mx`` and ``softfloat.mx_gemm``, on small arrays), each in a fresh
+process after ``import softfloat`` (which includes numba's one-time set-up,
+`softfloat._startup`), so that no call profits from a kernel an earlier call
+loaded: ``warm`` on the cache ``--cache DIR`` (default: the package's own cache,
+as ``python -m softfloat warmup`` fills it), and with ``--cold`` also on an empty
+cache of its own per entry point (compilation: minutes in all). Entry points
+without a snippet here are listed, so a new public function shows up.
+
 Usage: ``python benchmarks/bench_coldstart.py [--json out.json] [--no-warmup]
-[--warmup-args "--all"] [--repeat N] [--compile-report]``. Exit status 0, or 2
-if a child process failed.
+[--warmup-args "--all"] [--repeat N] [--compile-report]`` or ``... --entry-points
+[NAME ...] [--cold] [--cache DIR]``. Exit status 0, or 2 if a child process
+failed.
 """
 from __future__ import annotations
 
@@ -94,6 +105,155 @@ STEPS = ["import", "to_bits f64->fp16", "to_bits f32->fp16", "add fp16", "to_bit
          "sub fp16", "mul fp16", "div fp16", "add bf16"]
 
 
+# One snippet per public entry point: its first call on small arrays. ``h``/``b``:
+# fp16/bf16 encodings made by numpy (no kernel runs before the timed call).
+ENTRY_SETUP = r"""
+import time
+t0 = time.perf_counter()
+import numpy as np, softfloat as sf
+t1 = time.perf_counter()
+x = np.linspace(-3.0, 3.0, 64)
+x32 = x.astype(np.float32)
+h = x.astype(np.float16).view(np.uint16)
+b = (x32.view(np.uint32) >> 16).astype(np.uint16)
+H = h.reshape(8, 8)
+X = x.reshape(2, 32)
+"""
+ENTRY_POINTS = {
+    "to_bits": 'sf.to_bits(x, "fp16")',
+    "from_bits": 'sf.from_bits(h, "fp16")',
+    "quantize": 'sf.quantize(x, "bf16")',
+    "convert": 'sf.convert(h, "fp16", "fp8_e4m3")',
+    "add": 'sf.add(h, h[::-1], "fp16")',
+    "sub": 'sf.sub(b, b[::-1], "bf16")',
+    "mul": 'sf.mul(h, h, "fp16")',
+    "div": 'sf.div(h, h[::-1], "fp16")',
+    "fma": 'sf.fma(h, h, h, "fp16")',
+    "sqrt": 'sf.sqrt(h, "fp16")',
+    "neg": 'sf.neg(h, "fp16")',
+    "abs": 'sf.abs(h, "fp16")',
+    "copysign": 'sf.copysign(h, h[::-1], "fp16")',
+    "eq": 'sf.eq(h, h[::-1], "fp16")',
+    "lt": 'sf.lt(h, h[::-1], "fp16")',
+    "lt_signaling": 'sf.lt_signaling(h, h[::-1], "fp16")',
+    "unordered": 'sf.unordered(h, h[::-1], "fp16")',
+    "minimum": 'sf.minimum(h, h[::-1], "fp16")',
+    "maximum_number": 'sf.maximum_number(h, h[::-1], "fp16")',
+    "round_to_integral": 'sf.round_to_integral(h, "fp16")',
+    "to_int32": 'sf.to_int32(h, "fp16")',
+    "to_int64": 'sf.to_int64(h, "fp16")',
+    "from_int": 'sf.from_int(np.arange(-4, 5), "fp16")',
+    "sum": 'sf.sum(h, "fp16", acc="fp32")',
+    "dot": 'sf.dot(h, h, "fp16", acc="fp32")',
+    "matmul": 'sf.matmul(H, H, "fp16")',
+    "matmul acc=h100": 'sf.matmul(H, H, "fp16", acc="h100")',
+    "sum_values": 'sf.sum_values(sf.from_bits(h, "fp16"), "fp16")',
+    "dot_values": 'sf.dot_values(sf.from_bits(h, "fp16"), sf.from_bits(h, "fp16"), "fp16")',
+    "matmul_values": 'sf.matmul_values(sf.from_bits(H, "fp16"), sf.from_bits(H, "fp16"), "fp16")',
+    "fused_multiply_add": 'A = sf.array(x, "fp16"); sf.fused_multiply_add(A, A, A)',
+    "tensor_core": 'sf.matmul(H, H, "fp16", acc=sf.tensor_core("a100", "fp16", "fp32"))',
+    "array": 'np.sqrt(sf.array(x, "bf16") * 2.0)',
+    "platform_op": 'sf.platform_op("div", h, h[::-1], fmt="fp16", platform="torch_cuda")',
+    "platform_to_bits": 'sf.platform_to_bits(x, "fp16", platform="torch_cpu")',
+    "platform_convert": 'sf.platform_convert(h, "fp16", "bf16", platform="torch_cpu")',
+    "platform_sum": 'sf.platform_sum(h, "fp16", platform="torch_cpu")',
+    "platform_mean": 'sf.platform_mean(h, "fp16", platform="torch_cpu")',
+    "platform_matmul": 'sf.platform_matmul(H, H, "fp16", platform="torch_cpu")',
+    "platform_cumsum": 'sf.platform_cumsum(h, "fp16", 0, platform="torch_cpu")',
+    "mx.quantize": 'sf.mx.quantize(X, "mxfp4")',
+    "mx.quantize nvfp4": 'sf.mx.quantize(X, "nvfp4")',
+    "mx.dequantize": 'sf.mx.dequantize(np.zeros((2, 32), np.uint8), np.full((2, 1), 127, np.uint8), "mxfp8_e4m3")',
+    "mx.quantize_values": 'sf.mx.quantize_values(X, "mxfp8_e4m3")',
+    "mx.quantize_per_tensor": 'sf.mx.quantize_per_tensor(X)',
+    "mx.dequantize_per_tensor": 'sf.mx.dequantize_per_tensor(np.zeros(4, np.uint8), 1.0)',
+    "mx.nvfp4_tensor_scale": 'sf.mx.nvfp4_tensor_scale(X)',
+    "mx.pack_fp4": 'sf.mx.pack_fp4(np.zeros(8, np.uint8))',
+    "mx.unpack_fp4": 'sf.mx.unpack_fp4(np.zeros(4, np.uint8))',
+    "mx_gemm.fp8_matmul": 'sf.mx_gemm.fp8_matmul(np.zeros((4, 8), np.uint8), np.zeros((8, 4), np.uint8))',
+    "mx_gemm.mx_matmul": 'sf.mx_gemm.mx_matmul(*sf.mx.quantize(X, "mxfp8_e4m3"), *sf.mx.quantize(X.T.copy(), "mxfp8_e4m3", axis=0), "mxfp8_e4m3")',
+}
+# not timed: no kernel behind them (context, format and platform look-ups, hooks)
+NO_KERNEL = {"getcontext", "setcontext", "localcontext", "flag_names", "formats",
+             "get_format", "get_rounding", "get_platform", "platform_names", "register_model",
+             "mx.block_format", "mx.fp8_scale", "mx_gemm.fp8_gemm_model"}
+
+
+def public_entry_points():
+    """Public functions of softfloat, softfloat.mx and softfloat.mx_gemm (by name)."""
+    import inspect
+    sys.path.insert(0, ROOT)
+    import softfloat as sf
+    names = [n for n in sf.__all__ if inspect.isfunction(getattr(sf, n))]
+    for mod in ("mx", "mx_gemm"):
+        m = getattr(sf, mod)
+        names += [f"{mod}.{n}" for n in m.__all__ if inspect.isfunction(getattr(m, n))]
+    return names
+
+
+def entry_first_call(name, cache_dir):
+    """A fresh process: import, then the first call of one entry point (wall and
+    CPU seconds of each)."""
+    code = ENTRY_SETUP + f"""
+c0 = time.process_time(); t2 = time.perf_counter()
+{ENTRY_POINTS[name]}
+t3 = time.perf_counter(); c1 = time.process_time()
+print("RESULT", t1 - t0, t3 - t2, c1 - c0)
+"""
+    env = _env(cache_dir) if cache_dir else dict(os.environ, PYTHONPATH=ROOT + os.pathsep
+                                                  + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                       text=True)
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if p.returncode != 0 or not line:
+        raise RuntimeError(f"{name}: child failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    imp, call, cpu = (float(v) for v in line[-1].split()[1:])
+    return {"import": imp, "first_call": call, "first_call_cpu": cpu}
+
+
+def entry_points_main(args) -> int:
+    names = args.entry_points or list(ENTRY_POINTS)
+    unknown = [n for n in names if n not in ENTRY_POINTS]
+    if unknown:
+        print(f"bench_coldstart: no snippet for {unknown}; known: {sorted(ENTRY_POINTS)}",
+              file=sys.stderr)
+        return 2
+    base = {n.split(" ")[0] for n in ENTRY_POINTS}
+    missing = [n for n in public_entry_points() if n not in base and n not in NO_KERNEL]
+    out = {"warm": {}, "cold": {}, "cache": args.cache or "the package's own cache",
+           "without_snippet": missing}
+    tmp = tempfile.mkdtemp(prefix="sf-coldstart-")
+    try:
+        failed = []
+        for n in names:
+            try:
+                out["warm"][n] = entry_first_call(n, args.cache)
+                if args.cold:
+                    out["cold"][n] = entry_first_call(n, os.path.join(tmp, n.replace(" ", "_")))
+            except RuntimeError as e:     # report it, measure the others
+                print(e, file=sys.stderr)
+                failed.append(n)
+        names = [n for n in names if n not in failed]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("first call of each entry point, each in a fresh process after `import softfloat`"
+          " (seconds; wall, CPU in parentheses)")
+    print(f"{'entry point':26s} {'import':>8s} {'warm first call':>18s}"
+          + (f" {'cold first call':>18s}" if args.cold else ""))
+    for n in names:
+        w = out["warm"][n]
+        line = f"{n:26s} {w['import']:8.2f} {w['first_call']:9.3f} ({w['first_call_cpu']:6.3f})"
+        if args.cold:
+            c = out["cold"][n]
+            line += f" {c['first_call']:9.2f} ({c['first_call_cpu']:6.2f})"
+        print(line)
+    if missing:
+        print("public functions without a snippet here: " + ", ".join(missing))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 2 if failed else 0
+
+
 def _env(cache_dir):
     env = dict(os.environ)
     env["NUMBA_CACHE_DIR"] = cache_dir
@@ -138,7 +298,16 @@ def main(argv=None) -> int:
                     help="cold runs (each in a new empty cache); each step's minimum is shown")
     ap.add_argument("--compile-report", action="store_true",
                     help="list the functions numba compiled in each step of the cold run")
+    ap.add_argument("--entry-points", nargs="*", metavar="NAME",
+                    help="first call of each public entry point (default: all of them)")
+    ap.add_argument("--cold", action="store_true",
+                    help="with --entry-points: also on an empty cache per entry point")
+    ap.add_argument("--cache", metavar="DIR",
+                    help="with --entry-points: NUMBA_CACHE_DIR of the warm runs (default: "
+                         "the package's own cache)")
     args = ap.parse_args(argv)
+    if args.entry_points is not None:
+        return entry_points_main(args)
     if args.repeat < 1:
         ap.error("--repeat: expected a positive integer")
     out = {"python": sys.version.split()[0]}

@@ -1,6 +1,6 @@
 """Error of a length-n dot product against n*u, for each accumulation model.
 
-    python examples/dot_error.py             # writes examples/dot_error.png
+    python examples/dot_error.py   # writes out/examples/dot_error.png (--out DIR)
 
 Inputs: fp16 values uniform in [0, 1) (all products positive, so errors add up).
 Reference: the exact dot product (products of fp16 values are exact in float64 and
@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:                      # a plain install: say which extra, exit 2
+    from softfloat._extras import message
+    print(message("matplotlib", "examples/dot_error.py"), file=sys.stderr)
+    sys.exit(2)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import softfloat as sf  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
 
 MODELS = {
     "fp16, sequential, RNE": dict(acc="fp16"),
@@ -34,7 +41,7 @@ MODELS = {
 }
 
 
-def main(trials=5):
+def main(trials=5, outdir=OUT):
     rng = np.random.default_rng(0)
     ns = np.unique(np.geomspace(8, 16384, 12).astype(int))
     errs = {k: [] for k in MODELS}
@@ -63,10 +70,14 @@ def main(trials=5):
     ax.set_title("Dot products of fp16 vectors in [0, 1)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out = os.path.join(HERE, "dot_error.png")
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, "dot_error.png")
     fig.savefig(out, dpi=120)
     print("wrote", out)
 
 
 if __name__ == "__main__":
-    main()
+    from softfloat._cli import Parser
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
+    main(outdir=ap.parse_args().out)

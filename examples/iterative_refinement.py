@@ -1,6 +1,6 @@
 """Mixed-precision iterative refinement: LU factorisation in fp16, residuals in fp64.
 
-    python examples/iterative_refinement.py  # writes examples/iterative_refinement.png
+    python examples/iterative_refinement.py   # writes out/examples/iterative_refinement.png (--out DIR)
 
 `lu` and `lu_solve` are written once with plain NumPy calls. Run on float64 arrays
 they are an ordinary LU with partial pivoting; run on `softfloat.array(A, "fp16")`
@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:                      # a plain install: say which extra, exit 2
+    from softfloat._extras import message
+    print(message("matplotlib", "examples/iterative_refinement.py"), file=sys.stderr)
+    sys.exit(2)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import softfloat as sf  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
 
 
 def lu(A):
@@ -77,7 +84,7 @@ def refine(A, b, x_true, fmt, acc, iters=8):
     return errs
 
 
-def main(n=40):
+def main(n=40, outdir=OUT):
     rng = np.random.default_rng(0)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for cond in (1e1, 1e2, 1e3):
@@ -99,10 +106,14 @@ def main(n=40):
     ax.set_title(f"Iterative refinement, n = {n}: fp16 LU, fp64 residuals")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out = os.path.join(HERE, "iterative_refinement.png")
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, "iterative_refinement.png")
     fig.savefig(out, dpi=120)
     print("wrote", out)
 
 
 if __name__ == "__main__":
-    main()
+    from softfloat._cli import Parser
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
+    main(outdir=ap.parse_args().out)

@@ -1,7 +1,7 @@
 """Recursive summation of ones stalls at 2048 in fp16 and 256 in bf16 (round to
 nearest even), and keeps going, in expectation, with stochastic rounding.
 
-    python examples/sum_stagnation.py        # writes examples/sum_stagnation.png
+    python examples/sum_stagnation.py   # writes out/examples/sum_stagnation.png (--out DIR)
 
 Why: once the running sum s reaches 2**(p), p the precision (11 for fp16, 8 for
 bf16), the spacing of the format at s is 2, and s + 1 is a tie that rounds to the
@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:                      # a plain install: say which extra, exit 2
+    from softfloat._extras import message
+    print(message("matplotlib", "examples/sum_stagnation.py"), file=sys.stderr)
+    sys.exit(2)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import softfloat as sf  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
 
 
 def recursive_sum_of_ones(n, fmt, **kw):
@@ -27,7 +34,7 @@ def recursive_sum_of_ones(n, fmt, **kw):
     return float(sf.from_bits(sf.sum(x, fmt, **kw), fmt))
 
 
-def main():
+def main(outdir=OUT):
     ns = np.unique(np.geomspace(16, 20000, 40).astype(int))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot(ns, ns, "k:", label="exact")
@@ -49,10 +56,14 @@ def main():
     ax.set_title("Recursive summation of ones")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out = os.path.join(HERE, "sum_stagnation.png")
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, "sum_stagnation.png")
     fig.savefig(out, dpi=120)
     print("wrote", out)
 
 
 if __name__ == "__main__":
-    main()
+    from softfloat._cli import Parser
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
+    main(outdir=ap.parse_args().out)

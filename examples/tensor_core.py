@@ -1,6 +1,6 @@
 """The tensor-core (block FMA) model: non-monotonicity and truncation bias.
 
-    python examples/tensor_core.py           # writes examples/tensor_core.png
+    python examples/tensor_core.py   # writes out/examples/tensor_core.png (--out DIR)
 
 Left: d = c + sum of four products 1.5 * 2**-24 on the V100 model, as c runs
 over the binary32 numbers around 1. Every product is aligned to the largest
@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:                      # a plain install: say which extra, exit 2
+    from softfloat._extras import message
+    print(message("matplotlib", "examples/tensor_core.py"), file=sys.stderr)
+    sys.exit(2)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import softfloat as sf  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
 
 
 def non_monotonic():
@@ -60,7 +67,7 @@ def bias(n=256, trials=2000):
     return out
 
 
-def main():
+def main(outdir=OUT):
     cvals, tc, ieee = non_monotonic()
     steps = np.nonzero(np.diff(tc) < 0)[0]
     for s in steps:
@@ -85,10 +92,14 @@ def main():
     ax2.set_title("dot products, n = 256, fp16 in [0, 1)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    out = os.path.join(HERE, "tensor_core.png")
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, "tensor_core.png")
     fig.savefig(out, dpi=120)
     print("wrote", out)
 
 
 if __name__ == "__main__":
-    main()
+    from softfloat._cli import Parser
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
+    main(outdir=ap.parse_args().out)

@@ -48,6 +48,9 @@ import numpy as np
 
 import softfloat as sf
 
+from softfloat._cli import Parser, command
+from softfloat._extras import require
+
 from . import data as _data
 from .engine import Tensor
 from .layers import MLP
@@ -184,14 +187,14 @@ def run(cfg: RunConfig, quick=True):
         "skipped_steps": skipped, "seconds": round(seconds, 3),
         "loss_curve": [_finite(c) for c in curve],
         "scale_history": [s for s, _ in scaler.history] if cfg.loss_scaling != "none" else None,
-        # new in issue 12
+
         "order": policy.order if policy.tensor_core is None else None,
         "schedule": cfg.schedule, "hidden": list(cfg.hidden), "activation": cfg.activation,
         "batch": cfg.batch, "test_accuracy": acc, "lost_update_curve": lost_curve,
         "lr_curve": lr_curve,
         "final_scale": scaler.scale if cfg.loss_scaling != "none" else None,
     }
-    if cfg.recipe is not None:            # new in issue 13 (experiment 7)
+    if cfg.recipe is not None:            # experiment 7
         rec["recipe"] = cfg.recipe
         rec["fp8_gemm"] = cfg.fp8_gemm
         rec["grad_rounding"] = cfg.grad_rounding
@@ -387,19 +390,48 @@ def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
-def print_table(records, file=sys.stdout):
-    head = (f"{'#':>2} {'run':<32} {'params':<6} {'master':<6} {'scale':<8} {'acc':<5} "
-            f"{'update':<13} {'loss':>9} {'accuracy':>8} {'lost upd':>8} {'underflow':>9} "
-            f"{'skipped':>7} {'sec':>6}")
+def table_rows(records):
+    """The table's cells, as strings: one row per run. A recipe run (experiment 7)
+    keeps its weights, activations and gradients in fp32 and quantizes the GEMM
+    operands: its columns say which recipe, which GEMM model and how the
+    gradients round, rather than the storage columns of the other runs."""
+    rows = []
+    for r in records:
+        if r.get("recipe"):
+            weights, master = r["recipe"], "-"
+            acc = r.get("fp8_gemm") or "fp32"
+            update = f"grad {r.get('grad_rounding') or 'nearest_even'}"
+        else:
+            weights = r["params_format"]
+            master = "yes" if r["master_weights"] else ("-" if weights == "fp32" else "no")
+            acc, update = r["accumulate"], r["rounding"]
+        rows.append([str(r["experiment"]), r["name"], weights, master, r["loss_scaling"], acc,
+                     update, _fmt(r["final_loss"], ".4g"), _fmt(r["final_accuracy"], ".3f"),
+                     f"{r['lost_update_fraction']:.1%}", f"{r['underflow_fraction']:.1%}",
+                     str(r["skipped_steps"]), f"{r['seconds']:.1f}"])
+    return rows
+
+
+TABLE_HEAD = ["#", "run", "weights", "master", "scaling", "accumulate", "rounding", "loss",
+              "accuracy", "lost upd", "underflow", "skipped", "sec"]
+_LEFT = {"run", "weights", "master", "scaling", "accumulate", "rounding"}
+
+
+def print_table(records, file=None):
+    """The runs as an aligned table (columns as wide as their longest cell)."""
+    file = sys.stdout if file is None else file
+    rows = table_rows(records)
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(TABLE_HEAD)]
+
+    def line(cells):
+        return " ".join(c.ljust(w) if h in _LEFT else c.rjust(w)
+                        for c, w, h in zip(cells, widths, TABLE_HEAD)).rstrip()
+
+    head = line(TABLE_HEAD)
     print(head, file=file)
     print("-" * len(head), file=file)
-    for r in records:
-        print(f"{r['experiment']:>2} {r['name']:<32} {r['params_format']:<6} "
-              f"{str(r['master_weights']):<6} {r['loss_scaling']:<8} {r['accumulate']:<5} "
-              f"{r['rounding']:<13} {_fmt(r['final_loss'], '9.4g')} "
-              f"{_fmt(r['final_accuracy'], '8.3f')} {r['lost_update_fraction']:8.1%} "
-              f"{r['underflow_fraction']:9.1%} {r['skipped_steps']:7d} {r['seconds']:6.1f}",
-              file=file)
+    for row in rows:
+        print(line(row), file=file)
 
 
 def grad_stats(weights, acts):
@@ -429,7 +461,7 @@ def plots(records, acc_rows, grads, outdir):
     def save(fig, name):
         fig.tight_layout()
         paths.append(os.path.join(outdir, name))
-        fig.savefig(paths[-1], dpi=110)
+        fig.savefig(paths[-1], dpi=110, bbox_inches="tight")
         plt.close(fig)
 
     fig, axes = plt.subplots(1, 4, figsize=(20, 4))
@@ -445,7 +477,8 @@ def plots(records, acc_rows, grads, outdir):
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
         ax.set_title(title)
-        ax.legend(fontsize=6)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     save(fig, "loss_curves.png")
 
     if grads:
@@ -477,45 +510,96 @@ def plots(records, acc_rows, grads, outdir):
         ax.set_xlabel("step")
         ax.set_ylabel("loss scale")
         ax.set_title(t)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     save(fig, "loss_scale.png")
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    # tab10 without its grey, which the Adam baseline uses
+    colours = iter([c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7])
     for r in records:
-        if r["experiment"] in (2, 3) and r.get("lost_update_curve"):
+        if r["experiment"] in (1, 2, 3) and r.get("lost_update_curve"):
+            base = r["experiment"] == 1          # the fp32 baselines the text compares with
             ax.plot(range(1, len(r["lost_update_curve"]) + 1), r["lost_update_curve"],
-                    label=r["name"])
+                    "--" if base else "-", color="k" if base and "Adam" not in r["name"]
+                    else "0.5" if base else next(colours, None), lw=1.2,
+                    label=r["name"] + (" (fp32 weights)" if base else ""))
     ax.set_xlabel("epoch (learning rate: warm-up, then cosine to 0)")
     ax.set_ylabel("share of nonzero updates lost")
     ax.set_title("lost updates per epoch")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     save(fig, "lost_updates.png")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for fmt in ("fp16", "bf16"):
-        for acc in ("fp32", fmt, "h100"):
-            for dist, ls in (("positive", "-"), ("zero-mean", ":")):
-                rows = [r for r in acc_rows if r["format"] == fmt and r["accumulate"] == acc
-                        and r["inputs"] == dist]
-                if rows:
-                    ax.plot([r["K"] for r in rows], [r["relative_error"] for r in rows], ls,
-                            marker="o", label=f"{fmt} in, {acc} acc, {dist}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("K (terms per dot product)")
-    ax.set_ylabel("relative error vs float64")
-    ax.legend(fontsize=6)
-    save(fig, "accumulation_error.png")
+    if acc_rows:
+        save(_accumulation_figure(plt, acc_rows), "accumulation_error.png")
     return paths
 
 
+# one colour per accumulator, the same in every panel
+_ACC_STYLE = {"fp32": ("fp32 sequential", "#1f77b4"), "fp32-blas": ("fp32 blas", "#2ca02c"),
+              "v100": ("V100 block-FMA", "#9467bd"), "h100": ("H100 block-FMA", "#d62728"),
+              "narrow": ("input format (fp16 / bf16)", "#7f7f7f")}
+
+
+def _accumulation_figure(plt, acc_rows):
+    """Three panels: the accumulator's own error for fp16 and for bf16 inputs (log
+    scale: the narrow accumulators sit orders of magnitude above the fp32-class
+    ones), and each fp32-class accumulator's error as a ratio to IEEE sequential
+    fp32 (where fp32 blas, V100 and H100 differ: by factors, not orders). Solid:
+    inputs in [0, 1); dotted: zero-mean. One legend, outside the axes."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+
+    def series(fmt, acc, dist, key="relative_error_accumulator"):
+        rows = sorted((r for r in acc_rows if r["format"] == fmt and r["inputs"] == dist
+                       and r["accumulate"] == acc), key=lambda r: r["K"])
+        return [r["K"] for r in rows], [r[key] for r in rows]
+
+    handles = {}
+    for ax, fmt in zip(axes[:2], ("fp16", "bf16")):
+        for acc in ("fp32", "fp32-blas", "v100", "h100", fmt):
+            label, colour = _ACC_STYLE["narrow" if acc == fmt else acc]
+            for dist, ls in (("positive", "-"), ("zero-mean", ":")):
+                k, e = series(fmt, acc, dist)
+                if k:
+                    (ln,) = ax.plot(k, e, ls, color=colour, marker="o", ms=3)
+                    if ls == "-":
+                        handles[label] = ln
+        ax.set_title(f"{fmt} inputs: the accumulator's own value")
+        ax.set_yscale("log")
+        ax.set_ylabel("relative error vs float64")
+    ax = axes[2]
+    for fmt, marker in (("fp16", "o"), ("bf16", "s")):
+        for acc in ("fp32-blas", "v100", "h100"):
+            label, colour = _ACC_STYLE[acc]
+            for dist, ls in (("positive", "-"), ("zero-mean", ":")):
+                k, e = series(fmt, acc, dist)
+                k0, e0 = series(fmt, "fp32", dist)
+                if k and k == k0:
+                    ax.plot(k, [a / b if b else np.nan for a, b in zip(e, e0)], ls,
+                            color=colour, marker=marker, ms=4)
+    ax.axhline(1.0, color=_ACC_STYLE["fp32"][1], lw=1)
+    ax.set_yscale("log", base=2)
+    ax.set_title("error / fp32 sequential error (o fp16, s bf16)")
+    ax.set_ylabel("ratio")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("K (terms per dot product)")
+    from matplotlib.lines import Line2D
+    extra = [Line2D([], [], color="k", ls="-", label="inputs in [0, 1)"),
+             Line2D([], [], color="k", ls=":", label="zero-mean inputs")]
+    fig.legend([*handles.values(), *extra], [*handles, *(h.get_label() for h in extra)],
+               loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+    return fig
+
+
+@command("python -m nn.experiments")
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m nn.experiments", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(prog="python -m nn.experiments", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer epochs (under a minute on 2 cores)")
     ap.add_argument("--json", metavar="PATH", help="write the run records here")
-    ap.add_argument("--plots", metavar="DIR", help="write PNG plots here (matplotlib)")
-    ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run")
+    ap.add_argument("--plots", metavar="DIR",
+                    help="write PNG plots here (needs matplotlib: the [plots] extra)")
+    ap.add_argument("--only", type=int, nargs="*", help="experiment numbers to run (default: all of them)")
     ap.add_argument("--order", choices=("blas", "sequential"), default="blas",
                     help="fp32 accumulation order of the runs (default: the fast bounded "
                          "model; 'sequential': the exact k-order model)")
@@ -524,6 +608,17 @@ def main(argv=None):
                          "parallel launch costs more than it saves)")
     args = ap.parse_args(argv)
     import os
+    if args.threads < 1:
+        ap.error(f"--threads: expected a positive number, got {args.threads}")
+    if args.plots:                       # fail now, not after minutes of training
+        try:
+            require("matplotlib", "--plots")
+        except ImportError as e:
+            ap.error(str(e))
+    try:
+        _data.digits()
+    except ImportError as e:
+        ap.error(str(e))
     known = sorted({cfg.experiment for cfg in experiments(args.quick)} | {5})
     if args.only is not None:
         bad = [e for e in args.only if e not in known]
@@ -547,6 +642,7 @@ def main(argv=None):
     except ImportError:                  # pragma: no cover
         pass
     t0 = time.perf_counter()
+    progress = sys.stderr.isatty()       # the table below has every run once
     records, grads = [], {}
     for cfg in experiments(args.quick, args.order):
         if args.only and cfg.experiment not in args.only:
@@ -561,8 +657,11 @@ def main(argv=None):
             elif cfg.experiment == 1:
                 grads["natural: fp32 baseline, last quarter of training"] = g
         records.append(rec)
-        print(f"  {cfg.name}: loss {_fmt(rec['final_loss'], '.4g')}, "
-              f"{rec['seconds']:.1f} s", file=sys.stderr, flush=True)
+        if progress:                     # on a terminal: one line, overwritten
+            print(f"\r  {cfg.name}: loss {_fmt(rec['final_loss'], '.4g')}, "
+                  f"{rec['seconds']:.1f} s".ljust(79), end="", file=sys.stderr, flush=True)
+    if progress:
+        print("\r" + " " * 79 + "\r", end="", file=sys.stderr, flush=True)
     acc_rows = accumulation_error(args.quick) if not args.only or 5 in args.only else []
     fp8_rows = fp8_accumulation_error(args.quick) if not args.only or 7 in args.only else []
     print()
@@ -620,4 +719,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    rc = main()
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -241,12 +241,25 @@ class Precision:
         self.reset_stats()
 
     def __repr__(self):
-        return (f"Precision(params={self.params_name!r}, rounding={self.rounding!r}, "
-                f"update_rounding={self.update_rounding!r}, accumulate={self.accumulate_name!r}, "
-                f"order={self.order!r}, "
-                f"master_weights={self.master_weights}, loss_scaling={self.loss_scaling!r}"
-                + ("" if self.fp8 is None else
-                   f", recipe={self.recipe!r}, fp8_gemm={self.fp8.gemm!r}") + ")")
+        """Every option: the main ones always, the others where they differ from
+        the defaults (the repr evaluates to an equal policy)."""
+        items = [("params", self.params_name), ("rounding", self.rounding),
+                 ("update_rounding", self.update_rounding),
+                 ("accumulate", self.accumulate_name), ("order", self.order),
+                 ("master_weights", self.master_weights),
+                 ("loss_scaling", self.loss_scaling)]
+        optional = [("loss_scale", self.loss_scale, 2.0 ** 16),
+                    ("scaler_options", self.scaler_options, {}),
+                    ("seed", self.seed, 0), ("block", self.block, 32)]
+        if self.fp8 is not None:
+            items.append(("recipe", self.recipe))
+            optional += [("fp8_gemm", self.fp8.gemm, "fp32"),
+                         ("amax_history_len", self.fp8.history_len, 1024),
+                         ("amax_margin", self.fp8.margin, 0),
+                         ("amax_algo", self.fp8.algo, "max"),
+                         ("grad_rounding", self.fp8.grad_rounding, "nearest_even")]
+        items += [(k, v) for k, v, default in optional if v != default]
+        return "Precision(" + ", ".join(f"{k}={v!r}" for k, v in items) + ")"
 
     # ---- context ----------------------------------------------------------
     def __enter__(self):

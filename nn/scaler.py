@@ -67,6 +67,9 @@ class NoLossScaler:
         self.scale = 1.0
         self.history = []
 
+    def __repr__(self):
+        return "NoLossScaler()"
+
     def update(self, found_inf):
         self.history.append((self.scale, bool(found_inf)))
 
@@ -84,6 +87,9 @@ class StaticLossScaler:
                              f"got {scale!r}")
         self.scale = float(s)
         self.history = []
+
+    def __repr__(self):
+        return f"StaticLossScaler({self.scale!r})"
 
     def update(self, found_inf):
         self.history.append((self.scale, bool(found_inf)))
@@ -124,6 +130,7 @@ class DynamicLossScaler:
             raise ValueError(f"init_scale must be a finite float32 >= 2**-126 (MIN_SCALE), "
                              f"got {init_scale!r}")
         self._scale = s
+        self.init_scale = float(s)
         self.growth_factor = float(growth_factor)
         self.backoff_factor = float(backoff_factor)
         self.growth_interval = int(growth_interval)
@@ -137,6 +144,25 @@ class DynamicLossScaler:
     @property
     def scale(self):
         return float(self._scale)
+
+    def __repr__(self):
+        """The constructor's arguments (every option), then the current state
+        when a step has been taken."""
+        opts = [f"init_scale={self.init_scale!r}", f"growth_factor={self.growth_factor!r}",
+                f"backoff_factor={self.backoff_factor!r}",
+                f"growth_interval={self.growth_interval!r}"]
+        if self.min_scale is not None:
+            opts.append(f"min_scale={float(self.min_scale)!r}")
+        if self.hysteresis != 1:
+            opts.append(f"hysteresis={self.hysteresis!r}")
+        if self.consecutive_hysteresis:
+            opts.append("consecutive_hysteresis=True")
+        r = "DynamicLossScaler(" + ", ".join(opts) + ")"
+        if self.history:
+            skipped = sum(inf for _, inf in self.history)
+            r = (f"<{r}: scale {self.scale!r} after {len(self.history)} steps, "
+                 f"{skipped} skipped>")
+        return r
 
     def update(self, found_inf):
         """Advance one step; ``found_inf``: whether this step's gradients had inf/NaN."""

@@ -23,6 +23,9 @@ from . import mx, mx_gemm  # noqa: F401,E402  (issue 13: block-scaled formats, f
 
 __version__ = "0.1.0"
 
+from . import _startup  # noqa: E402
+_startup.prepare()    # numba's one-time compiler set-up now, not in the first kernel call
+
 # Every public name, built from the submodules' own lists so that a name added
 # there is exported here too (tests/test_public_api.py checks both directions).
 __all__ = [

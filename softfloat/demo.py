@@ -2,13 +2,13 @@
 and bf16 (from the tutorial the project grew from, corrected where it slipped)."""
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
+from ._cli import Parser, UsageError, command
 from .conversions import from_bits, to_bits
 from .flags import flag_names
 from .formats import get_format
+from .rounding import ROUNDING_MODES, get_rounding
 
 
 def _fields(bits: int, fmt) -> str:
@@ -16,10 +16,11 @@ def _fields(bits: int, fmt) -> str:
     return f"{b[0]} {b[1:1 + fmt.ebits]} {b[1 + fmt.ebits:]}"
 
 
-def explain(x: float, fmt="fp16", rounding="nearest_even") -> str:
+def explain(x: float, fmt="fp16", rounding="nearest_even", seed=0) -> str:
     """One line: x -> value, encoding (hex and fields), flags."""
     f = get_format(fmt)
-    bits, flags = to_bits(np.float64(x), f, rounding, return_flags=True)
+    kw = {"seed": seed} if get_rounding(rounding).label == "stochastic" else {}
+    bits, flags = to_bits(np.float64(x), f, rounding, return_flags=True, **kw)
     v = float(from_bits(bits, f))
     names = ",".join(flag_names(flags)) or "exact"
     return (f"{x!r:>24} -> {f.name:<5} {v!r:<24} {int(bits):#0{2 + (f.nbits + 3) // 4}x}  "
@@ -34,16 +35,32 @@ EXAMPLES = [
 ]
 
 
+@command("python -m softfloat demo")
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m softfloat demo", description=__doc__)
-    p.add_argument("values", nargs="*", type=float, help="values to round (default: the worked examples)")
-    p.add_argument("--format", default=None, help="target format for the given values (default fp16)")
-    p.add_argument("--rounding", default="nearest_even")
+    p = Parser(prog="python -m softfloat demo", description=__doc__)
+    p.add_argument("values", nargs="*", type=float,
+                   help="values to round (default: the worked examples)")
+    p.add_argument("--format", default=None, metavar="FMT",
+                   help="target format, a name such as fp16, bf16, fp8_e4m3 or e6m9 "
+                        "(default: fp16 for the given values, each example's own format "
+                        "for the worked examples)")
+    p.add_argument("--rounding", default="nearest_even", metavar="MODE",
+                   help=f"rounding mode, one of {', '.join(ROUNDING_MODES)} or an alias "
+                        f"such as rtz (default: nearest_even)")
+    p.add_argument("--seed", type=int, default=0, help="random source of stochastic rounding")
     a = p.parse_args(argv)
-    cases = [(v, a.format or "fp16") for v in a.values] if a.values else EXAMPLES
-    if a.format and not a.values:
-        cases = [(v, a.format) for v, _ in EXAMPLES]
-    print(f"rounding: {a.rounding}")
+    try:
+        fmt = None if a.format is None else get_format(a.format)
+        mode = get_rounding(a.rounding)
+    except (ValueError, TypeError) as e:
+        raise UsageError(str(e).split("\n")[0]) from None
+    if fmt is not None and fmt.name == "e8m0":
+        raise UsageError("--format: e8m0 is a scale format (no sign, no fraction); "
+                         "the demo rounds into element formats")
+    cases = [(v, fmt or "fp16") for v in a.values] if a.values else EXAMPLES
+    if fmt is not None and not a.values:
+        cases = [(v, fmt) for v, _ in EXAMPLES]
+    print(f"rounding: {mode.label}")
     for v, f in cases:
-        print(explain(v, f, a.rounding))
+        print(explain(v, f, mode.label, seed=a.seed), flush=True)
     return 0

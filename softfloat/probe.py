@@ -58,6 +58,7 @@ from collections import Counter
 
 import numpy as np
 
+from ._extras import require
 from .formats import Format, get_format
 
 __all__ = ["ProbeError", "ProbeResult", "probe_sum", "probe_dot", "probe_matmul",
@@ -81,7 +82,7 @@ def numpy_dtype(fmt):
     if f.name == "fp32":
         return np.dtype(np.float32)
     if f.name == "bf16":
-        import ml_dtypes
+        ml_dtypes = require("ml_dtypes", "the order probe on bf16 (its NumPy dtype)")
         return np.dtype(ml_dtypes.bfloat16)
     raise ValueError(f"probe: no NumPy dtype carries {f.name}; use fp16, bf16, fp32 or fp64")
 
@@ -190,9 +191,13 @@ def draw_tree(tree, labels=None) -> str:
 
 
 def plot_tree(tree, path, title=None):
-    """Draw the tree with matplotlib into ``path`` (PNG); leaves on the x axis,
-    each internal node at the height of its leaf count's order of addition."""
-    import matplotlib
+    """Draw the tree (nested tuples, or the `ProbeResult` a probe returns) with
+    matplotlib into ``path`` (PNG); leaves on the x axis, each internal node at
+    the height of its leaf count's order of addition."""
+    if isinstance(tree, ProbeResult):
+        title = title if title is not None else f"{tree.n} terms of {tree.fmt}"
+        tree = tree.tree
+    matplotlib = require("matplotlib", "probe.plot_tree")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     pos = {}
@@ -260,7 +265,7 @@ def torch_adapter(fn, device="cpu"):
     """Wrap a torch function of tensors as a function of NumPy arrays: every
     array argument becomes a tensor of the same dtype (bfloat16 through its bits)
     on ``device``; the result comes back as float64."""
-    import torch
+    torch = require("torch", "probe.torch_adapter")
 
     def to_t(a):
         a = np.asarray(a)

@@ -41,8 +41,12 @@ import numbers
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+from ._extras import require
+
+require("hypothesis", "softfloat.strategies")
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
 
 from . import _validate as V
 from .formats import Format, get_format

@@ -81,7 +81,64 @@ def _common():
         sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
+    # what the README's tour, the examples and nn.experiments call beyond the above
+    t.append(("stochastic rounding (quantize, to_bits, sum)", lambda: (
+        sf.quantize(x64, "fp16", "stochastic", seed=0),
+        sf.to_bits(x32, "bf16", "stochastic", seed=0),
+        sf.sum(h[:4], "fp16", rounding="stochastic", seed=0))))
+    t.append(("matmul fp16/bf16 block-FMA presets", lambda: [
+        sf.matmul(A, B, f, acc=acc) for f in ("fp16", "bf16")
+        for acc in ("v100", "a100", "h100", "b200") if (f, acc) != ("bf16", "v100")]))
+    t.append(("mx quantize MXFP8/MXFP4/NVFP4", lambda: _mx(sf)))
+    t.append(("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)", _nn_steps))
     return t
+
+
+def _mx(sf):
+    """MX and NVFP4 quantize/dequantize, 1-D and 2-D blocks, float32 and float64."""
+    for dt in (np.float64, np.float32):
+        x = np.linspace(-3.0, 3.0, 32 * 32).astype(dt).reshape(32, 32)
+        for f in ("mxfp8_e4m3", "mxfp8_e5m2", "mxfp4", "nvfp4"):
+            sf.mx.dequantize(*sf.mx.quantize(x, f), f)
+            sf.mx.quantize(x, f, rounding="stochastic", seed=0)
+        for f, blk in (("nvfp4", (16, 16)), ("mxfp8_e4m3", (32, 32))):
+            sf.mx.dequantize(*sf.mx.quantize(x, f, block=blk), f, block=blk)
+            sf.mx.quantize(x, f, block=blk, rounding="stochastic", seed=0)
+
+
+def _nn_steps():
+    """A training step of a tiny MLP under each kind of policy nn.experiments runs
+    (its own kernels and the softfloat calls they make); skipped without nn."""
+    try:
+        import nn
+    except ImportError:
+        return
+    rng = np.random.default_rng(0)
+    x = rng.random((8, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    yr = rng.random((8, 10)).astype(np.float32)
+    policies = [dict(params="fp32"), dict(params="fp16", master_weights=True),
+                dict(params="fp16", loss_scaling="dynamic"),
+                dict(params="bf16", update_rounding="stochastic"),
+                dict(params="bf16", accumulate="storage"),
+                dict(params="fp16", accumulate="h100"), dict(params="fp16", accumulate="v100"),
+                dict(recipe="fp8_current"), dict(recipe="fp8_delayed"),
+                dict(recipe="fp8_current", fp8_gemm="hopper_fp8_promote128"),
+                dict(recipe="fp8_current", fp8_gemm="hopper_fp8_fast"),
+                dict(recipe="mxfp8"), dict(recipe="nvfp4"),
+                dict(recipe="nvfp4", grad_rounding="stochastic")]
+    for order in ("blas", "sequential"):
+        for kw in policies:
+            if order == "blas" and ("accumulate" in kw):
+                continue
+            P = nn.Precision(**kw, order=order) if "recipe" not in kw else nn.Precision(**kw)
+            model = nn.MLP([64, 16, 10])
+            for cls in (nn.SGD, nn.Adam):
+                opt = cls(model.parameters(), lr=1e-3, precision=P)
+                nn.train_step(model, opt, nn.make_scaler(P), x, y)
+            if "recipe" not in kw and order == "blas":
+                opt = nn.SGD(model.parameters(), lr=1e-3, momentum=0.9, precision=P)
+                nn.train_step(model, opt, nn.make_scaler(P), x, yr, task="regress")
 
 
 # the common set's one other mode of each fp16/bf16 op (the README's upward add)
@@ -194,7 +251,8 @@ def tasks(everything: bool = False):
 _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
-_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12}
+_WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12,
+           "nn": 20}
 _WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
                 for m in ("nearest_away", "toward_zero", "upward", "downward", "odd")})
 
@@ -208,6 +266,8 @@ def group_of(name: str) -> str:
         return "conversions"
     if name.startswith("from_bits"):
         return "from_bits"
+    if name.startswith("nn"):
+        return "nn"
     if name.startswith(("sum", "matmul")):
         return "accum"
     if name.startswith("mx"):
@@ -286,6 +346,15 @@ def _run_tasks(ts, report) -> None:
             report(name, time.perf_counter() - t, time.process_time() - c, status)
 
 
+def _warn_if_temporary() -> None:
+    """One line on stderr when the kernels go into a temporary directory deleted at exit."""
+    from . import _jitcache
+    if _jitcache._tmpdir:
+        print("softfloat warmup: warning: no writable cache directory (set NUMBA_CACHE_DIR); "
+              "these kernels are compiled into a temporary directory deleted at exit",
+              file=sys.stderr, flush=True)
+
+
 def _part_of(ts, part):
     if part[1] > 1:
         parts = partition([n for n, _ in ts], part[1])
@@ -302,6 +371,8 @@ def run(everything: bool = False, times: bool = False, out=sys.stderr, part=(0, 
     t0 = time.perf_counter()
     print(f"softfloat warmup: {len(ts)} tasks, compiling into "
           f"{_jitcache.cache_dir()}", file=out)
+    if part[1] == 1:                     # with --jobs, the parent process warns
+        _warn_if_temporary()
     bar = _Progress(len(ts), times, out)
     _run_tasks(ts, bar.task)
     bar.close()
@@ -415,6 +486,7 @@ def _parallel(a) -> int:
     base += ["--report-to-parent", str(os.getpid())]
     print(f"softfloat warmup: {len(names)} tasks in {jobs} processes, compiling into "
           f"{_jitcache.cache_dir()}", file=sys.stderr)
+    _warn_if_temporary()
     bar = _Progress(len(names), a.times, sys.stderr)
     procs = []
 
