@@ -20,6 +20,7 @@ from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array typ
 from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
 from .model_hook import platform_cumsum, register_model  # noqa: F401  (issue 14)
 from . import mx, mx_gemm  # noqa: F401,E402  (issue 13: block-scaled formats, fp8 GEMM models)
+from . import verify  # noqa: F401,E402  (sf.verify(impl, op, fmt, ...): a callable module)
 
 __version__ = "0.1.0"
 
