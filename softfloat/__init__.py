@@ -20,7 +20,6 @@ from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array typ
 from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
 from .model_hook import platform_cumsum, register_model  # noqa: F401  (issue 14)
 from . import mx, mx_gemm  # noqa: F401,E402  (issue 13: block-scaled formats, fp8 GEMM models)
-from . import verify  # noqa: F401,E402  (sf.verify(impl, op, fmt, ...): a callable module)
 
 __version__ = "0.1.0"
 
@@ -36,3 +35,11 @@ __all__ = [
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
     "platform_cumsum", "register_model",
 ]
+
+
+def __getattr__(name):
+    # sf.verify (a callable module) is imported on first use: it loads the sweep engine
+    if name == "verify":
+        import importlib
+        return importlib.import_module(".verify", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -123,3 +123,8 @@ def random_wrong(op, fmt="fp16", every=4000, seed=5):
         hit = rng.random(r.size) < 1.0 / every
         return np.where(hit, r ^ r.dtype.type(1 << 3), r).astype(r.dtype), f
     return impl
+
+
+# a module-level faulty implementation, for "module:function" (the command line,
+# worker processes)
+truncating_mul = model("mul", "toward_zero")

@@ -183,7 +183,7 @@ def _add_stats(st, other):
 
 
 def block_stats(op: Op, ops, got, gotf, setting, check_nan, case0=0, positions=None,
-                classify=True):
+                classify=True, masks=None):
     """Counts of ``setting`` on a block: cases, result bits reproduced, bits and
     flags reproduced, per flag (raised by the library / by the implementation,
     missing, extra), and the classes of the cases not reproduced with an example
@@ -198,6 +198,8 @@ def block_stats(op: Op, ops, got, gotf, setting, check_nan, case0=0, positions=N
     gf = gotf if flags_checked else expf
     full = same & (gf == expf)
     st["full_match"] = int(np.count_nonzero(full))
+    if masks is not None:
+        masks.update(same=same, full=full)
     if flags_checked:
         for f in FLAG_NAMES:
             b = _FLAG_BITS[f]
@@ -230,17 +232,27 @@ def _keep(store, key_rng, ops, got, gotf, pos, cap):
     the ``cap`` smallest random keys)."""
     if pos.size == 0 or cap <= 0:
         return
+    store["seen"] += pos.size
     keys = key_rng.random(pos.size)
+    if store["keys"].size >= cap:
+        sel = np.flatnonzero(keys < store["keys"].max())
+    elif keys.size > cap:
+        sel = np.argpartition(keys, cap - 1)[:cap]
+    else:
+        sel = None
+    if sel is not None:
+        sel.sort()
+        keys, pos, got = keys[sel], pos[sel], got[sel]
+        ops = [o[sel] for o in ops]
+        gotf = None if gotf is None else gotf[sel]
     store["keys"] = np.concatenate([store["keys"], keys])
     store["pos"] = np.concatenate([store["pos"], pos.astype(np.int64)])
-    store["ops"] = [np.concatenate([a, b.astype(np.uint64)]) for a, b in
-                    zip(store["ops"], ops)] if store["ops"] else [o.astype(np.uint64) for o in ops]
+    store["ops"] = [np.concatenate([a, b.astype(np.uint64)]) for a, b in zip(store["ops"], ops)]
     store["got"] = np.concatenate([store["got"], got.astype(np.uint64)])
     store["gotf"] = np.concatenate([store["gotf"], (gotf if gotf is not None else
                                                     np.zeros(got.size, np.uint8))])
-    store["seen"] += pos.size
     if store["keys"].size > cap:
-        k = np.argsort(store["keys"], kind="stable")[:cap]
+        k = np.argpartition(store["keys"], cap - 1)[:cap]
         k.sort()
         for f in ("keys", "pos", "got", "gotf"):
             store[f] = store[f][k]
@@ -289,17 +301,15 @@ def run_shard(task: dict) -> dict:
                     _add_stats(c, block_stats(op, ops, got, gotf, st, check_nan, case0=s))
                 n += got.size
                 continue
-            bst = block_stats(op, ops, got, gotf, base, check_nan, case0=s,
-                              classify=True)
-            _add_stats(stats, bst)
-            exp, expf = evaluate(op, ops, base)
-            same = _same_bits(op, exp, got, check_nan)
-            fl_ok = (gotf == expf) if gotf is not None else np.ones(got.size, bool)
+            mk = {}
+            _add_stats(stats, block_stats(op, ops, got, gotf, base, check_nan, case0=s,
+                                          masks=mk))
+            same, full = mk["same"], mk["full"]
             n += got.size
             n1 += int(np.count_nonzero(~same))
-            n2 += int(np.count_nonzero(same & ~fl_ok))
-            bad = np.flatnonzero(~(same & fl_ok))
-            good = np.flatnonzero(same & fl_ok)
+            n2 += int(np.count_nonzero(same & ~full))
+            bad = np.flatnonzero(~full)
+            good = np.flatnonzero(full)
             take = lambda idx: ([o[idx] for o in ops], got[idx],
                                 None if gotf is None else gotf[idx], s + idx)
             a, g, gf, p = take(bad)

@@ -276,6 +276,8 @@ class exec_impl:
     def __init__(self, command, *, timeout=DEFAULT_TIMEOUT, batch=1 << 16, cwd=None,
                  env=None):
         if isinstance(command, str):
+            if command.startswith("exec:"):
+                command = command[5:]
             argv = shlex.split(command)
         else:
             argv = [str(x) for x in command]
