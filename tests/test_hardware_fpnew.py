@@ -150,12 +150,15 @@ def test_harness_refuses_what_fpnew_lacks():
             policies={"ftz": 1})
 
 
-def test_harness_pulp_div_defect_reproduces():
-    exe = _harness("pulp")
-    # 1/3 in fp16: 0x3555 with inexact; the PULP unit's answer is recorded in the report
-    res, flg = _one(exe, "div", "fp16", "nearest_even", [[0x3C00], [0x4200]], 2)
-    exp, ef = sf.div(np.uint16(0x3C00), np.uint16(0x4200), "fp16", return_flags=True)
-    assert (int(res[0]), int(flg[0])) != (int(exp), int(ef)) or True
+def test_harness_thmulti_div_misses_underflow_as_reported():
+    # 0x07ff / 2: the exact quotient 1.1111111111b * 2^-15 is tiny (below 2^-14 with an
+    # unbounded exponent) and rounds up to 0x0400: underflow and inexact in IEEE 754's
+    # tininess after rounding. THMULTI raises inexact only (the report's reproducer).
+    exe = _harness("thmulti")
+    exp, ef = sf.div(np.uint16(0x07FF), np.uint16(0x4000), "fp16", return_flags=True)
+    assert int(exp) == 0x0400 and sf.flag_names(ef) == ["underflow", "inexact"]
+    res, flg = _one(exe, "div", "fp16", "nearest_even", [[0x07FF], [0x4000]], 2)
+    assert int(res[0]) == 0x0400 and int(flg[0]) == 1
 
 
 @pytest.mark.slow

@@ -40,7 +40,8 @@ def _parser():
     p.add_argument("--build-dir", type=Path, default=B.DEFAULT_BUILD,
                    help="where the harness is built (default: validation/hardware/fpnew/build)")
     p.add_argument("--units", nargs="+", default=list(B.UNITS), choices=list(B.UNITS))
-    p.add_argument("--plan", default="full", choices=sorted(R.PLANS))
+    p.add_argument("--plan", default="shared", choices=sorted(R.PLANS),
+                   help="shared (default: tens of minutes), full (hours), quick (a minute)")
     p.add_argument("--only", default=None, metavar="GLOB",
                    help="runs whose label matches, e.g. '*div fp16*'")
     p.add_argument("--out", type=Path, default=R.REPORT_DIR,
@@ -80,7 +81,12 @@ def main(argv=None) -> int:
         if args.command == "build":
             return 0
         from .bench import bench
-        thr = bench(args.build_dir, args.units)
+        old_thr = {}
+        if args.resume and out_json.is_file():
+            old_thr = json.loads(out_json.read_text()).get("throughput", {})
+        benched = {k.split()[0] for k in old_thr}
+        thr = bench(args.build_dir, [u for u in args.units if u not in benched]
+                    if args.command == "run" else args.units)
         if args.command == "bench":
             print(json.dumps(thr, indent=1))
             return 0
@@ -94,10 +100,12 @@ def main(argv=None) -> int:
     if args.resume and out_json.is_file():
         old = json.loads(out_json.read_text())
         data["runs"] = old.get("runs", [])
-        data["meta"]["build_s"] = old.get("meta", {}).get("build_s", {})
+        data["meta"]["build_s"] = {**old.get("meta", {}).get("build_s", {}),
+                                   **env.get("build_s", {})}
+        data["meta"]["started"] = old.get("meta", {}).get("started", data["meta"]["started"])
+        data["throughput"] = {**old.get("throughput", {}), **thr}
         done = {(r["unit"], r["op"], r["format"], r["rounding"], json.dumps(r["space"]))
                 for r in data["runs"]}
-    data["meta"].update({k: v for k, v in env.items() if k == "build_s"})
     args.out.mkdir(parents=True, exist_ok=True)
     for job in R.PLANS[args.plan]():
         if job.unit not in args.units:

@@ -11,10 +11,10 @@ from . import build as B
 from .sfv1 import run
 
 #: (op, fmt, n_operands, bytes, cases)
-CASES = (("add", "fp16", 2, 2, 1 << 16), ("mul", "fp32", 2, 4, 1 << 16),
-         ("fma", "fp16", 3, 2, 1 << 16), ("convert:fp32", "fp16", 1, 4, 1 << 16),
-         ("div", "fp16", 2, 2, 1 << 12), ("sqrt", "fp16", 1, 2, 1 << 12),
-         ("div", "fp32", 2, 4, 1 << 12))
+CASES = (("add", "fp16", 2, 2, 1 << 14), ("mul", "fp32", 2, 4, 1 << 14),
+         ("fma", "fp16", 3, 2, 1 << 14), ("convert:fp32", "fp16", 1, 4, 1 << 14),
+         ("div", "fp16", 2, 2, 1 << 10), ("sqrt", "fp16", 1, 2, 1 << 10),
+         ("div", "fp32", 2, 4, 1 << 10))
 
 
 def _child_cpu() -> float:

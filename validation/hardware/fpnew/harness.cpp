@@ -72,7 +72,6 @@ const OpInfo kOps[] = {
     {"gt_signaling",   2, CMP,      0,  1, {1, 0, -1}, false, true, 1},   // flt b, a
     {"ne",             2, CMP,      1,  2, {0, 1, -1}, false, true, 1},   // feq, inverted (op_mod)
     {"classify",       1, CLASSIFY, 0,  0, {0, -1, -1}, false, true, 10}, // fclass
-    {"copysign",       2, SGNJ,     0,  0, {0, 1, -1}, false, false, 0},  // fsgnj
     {"to_int32",       1, F2I,      0, -1, {0, -1, -1}, false, true, 32}, // fcvt.w
     {"to_int64",       1, F2I,      0, -1, {0, -1, -1}, false, true, 64}, // fcvt.l
     {"to_uint32",      1, F2I,      1, -1, {0, -1, -1}, false, true, 32}, // fcvt.wu

@@ -31,6 +31,42 @@ def _beyond_canonical_nan(r) -> bool:
         or best.get("rounding", r.get("rounding")) != r.get("rounding")
 
 
+_OPS = ("div", "sqrt", "add", "sub", "mul", "fma", "fms", "fnma", "fnms", "fmin_riscv",
+        "fmax_riscv", "eq", "lt_signaling", "le_signaling", "classify", "convert", "to_int32",
+        "to_int64", "to_uint32", "to_uint64", "from_int32", "from_int64", "from_uint32",
+        "from_uint64")
+_FMTS = ("fp8_e5m2", "fp16", "bf16", "fp32")
+_MODES = ("nearest_even", "toward_zero", "downward", "upward", "nearest_away", "odd")
+
+
+def _idx(seq, x):
+    return seq.index(x) if x in seq else len(seq)
+
+
+def _order(r):
+    op = r["op"].split(":")[0]
+    return (_idx(_OPS, op), r["op"], _idx(_FMTS, r["format"]), r["unit"],
+            _idx(_MODES, r["rounding"]))
+
+
+def _groups(runs) -> list:
+    """(unit, op, format) -> modes, cases, mismatches, mismatches beyond the NaN rule."""
+    out = {}
+    for r in runs:
+        g = out.setdefault((r["unit"], r["op"], r["format"]),
+                           {"modes": [], "cases": 0, "mismatches": 0, "beyond": [],
+                            "refused": ""})
+        if "cases" not in r:
+            g["refused"] = (r.get("refused") or r.get("error", "")).split(": ", 1)[-1]
+            continue
+        g["modes"].append(r["rounding"])
+        g["cases"] += r["cases"]
+        g["mismatches"] += r["mismatches"]
+        if _beyond_canonical_nan(r):
+            g["beyond"].append(r["rounding"])
+    return list(out.items())
+
+
 def _example_line(op, e) -> str:
     gf = e.get("got_flags")
     return (f"`{op}({', '.join(e['operands'])})` expected `{e['expected']}` "
@@ -68,6 +104,21 @@ def render(data: dict) -> str:
             out.append(f"| {k} | {v['cases']:,} | {v['ops_per_s_wall']:,} | "
                        f"{v['ops_per_s_cpu']:,} |")
         out.append("")
+    runs = sorted(runs, key=_order)
+    out += ["## Summary", "",
+            "One line per unit, operation and format: the modes run, all their cases, the "
+            "mismatches against IEEE defaults, and the modes where something other than "
+            "RISC-V's canonical NaN differs (details below).", "",
+            "| unit | op | format | modes | cases | mismatches | beyond canonical NaN |",
+            "|---|---|---|---|---:|---:|---|"]
+    for (unit, op, fmt), g in _groups(runs):
+        if g["refused"] and not g["modes"]:
+            out.append(f"| {unit} | {op} | {fmt} | - | - | - | not run: {g['refused']} |")
+            continue
+        modes = "all six" if len(g["modes"]) == 6 else ", ".join(g["modes"])
+        out.append(f"| {unit} | {op} | {fmt} | {modes} | {g['cases']:,} | "
+                   f"{g['mismatches']:,} | {', '.join(g['beyond']) or 'none'} |")
+    out.append("")
     out += ["## Runs", "",
             "| unit | op | format | rounding | space | cases | mismatches | diagnosis |",
             "|---|---|---|---|---|---:|---:|---|"]
@@ -121,8 +172,13 @@ def render(data: dict) -> str:
                 out.append(line)
         if r.get("first_mismatches"):
             out.append("")
-            out.append("Reproducers (operand encodings, the library's IEEE answer, FPnew's):")
-            for e in r["first_mismatches"][:6]:
+            out.append("Reproducers, the first of each class (operand encodings, the "
+                       "library's IEEE answer, FPnew's):")
+            seen = set()
+            for e in r["first_mismatches"]:
+                if e.get("class") in seen:
+                    continue
+                seen.add(e.get("class"))
                 out.append(f"- case {e['case']}: " + _example_line(r["op"], e))
         out.append("")
     return "\n".join(out) + "\n"
