@@ -161,6 +161,18 @@ def test_harness_thmulti_div_misses_underflow_as_reported():
     assert int(res[0]) == 0x0400 and int(flg[0]) == 1
 
 
+def test_harness_pulp_div_defects_as_reported():
+    # The PULP unit's fp16 division, two of the report's reproducers: 0/0 raises
+    # divide-by-zero with invalid; 0xc95b / 0xbbc1 is rounded toward zero under RNE.
+    exe = _harness("pulp")
+    a, b = np.array([0x0000, 0xC95B], np.uint16), np.array([0x0000, 0xBBC1], np.uint16)
+    exp, ef = sf.div(a, b, "fp16", "nearest_even", return_flags=True)
+    assert exp.tolist() == [0x7E00, 0x4987] and ef.tolist() == [16, 1]
+    res, flg = _one(exe, "div", "fp16", "nearest_even", [a, b], 2)
+    assert res.tolist() == [0x7E00, 0x4986] and flg.tolist() == [16 | 8, 1]
+    assert int(sf.div(a[1:], b[1:], "fp16", "toward_zero")[0]) == 0x4986  # what PULP gave
+
+
 @pytest.mark.slow
 def test_build_and_quick_plan_from_scratch(tmp_path):
     if shutil.which("verilator") is None:
