@@ -254,7 +254,7 @@ def _result(op, s, n, st, flags_checked, estimated, runners):
     unexplained = {c: {"count": int(round(v["count"] * f)), "example": v["example"]}
                    for c, v in sorted(st["classes"].items(), key=lambda t: -t[1]["count"])}
     value_bad = n - int(round(st["bits_match"] * f))
-    label = setting_label({k: v for k, v in s.items()})
+    label = setting_label(s, op)
     if value_bad == 0:
         head = f"matches {label} on every case" + ("" if flags_checked or True else "")
     else:

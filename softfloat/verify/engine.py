@@ -78,16 +78,20 @@ def _same_bits(op: Op, exp, got, check_nan):
     return same
 
 
-def setting_label(setting: dict) -> str:
+def setting_label(setting: dict, op: Op | None = None) -> str:
     """``toward_zero``, ``nearest_even with ftz=True``, ``upward for positive and
-    toward_zero for negative results``."""
+    toward_zero for negative results``; ``the library`` for an operation that
+    does not round."""
     r = setting.get("rounding", "nearest_even")
-    if isinstance(r, dict):
+    if op is not None and not op.rounds:
+        head = "the library"
+    elif isinstance(r, dict):
         head = f"{r['positive']} for positive and {r['negative']} for negative results"
     else:
         head = r
     extra = [f"{k}={_show(v)}" for k, v in setting.items()
-             if k != "rounding" and v != DEFAULTS.get(k)]
+             if k != "rounding" and v != DEFAULTS.get(k)
+             and (op is None or k in op.policies)]
     return head + (" with " + ", ".join(extra) if extra else "")
 
 
