@@ -50,10 +50,10 @@ def _order(r):
 
 
 def _groups(runs) -> list:
-    """(unit, op, format) -> modes, cases, mismatches, mismatches beyond the NaN rule."""
+    """(unit, op, format, space) -> modes, cases, mismatches, modes beyond the NaN rule."""
     out = {}
     for r in runs:
-        g = out.setdefault((r["unit"], r["op"], r["format"]),
+        g = out.setdefault((r["unit"], r["op"], r["format"], _space(r["space"])),
                            {"modes": [], "cases": 0, "mismatches": 0, "beyond": [],
                             "refused": ""})
         if "cases" not in r:
@@ -92,6 +92,8 @@ def render(data: dict) -> str:
                    + f" ({meta.get('cpus', '?')} CPUs, shared)")
     out.append(f"- plan: {meta.get('plan', '?')}; started {meta.get('started', '?')}, "
                f"finished {meta.get('finished', 'not yet (partial report)')}")
+    if meta.get("note"):
+        out.append(f"- {meta['note']}")
     out.append("")
     thr = data.get("throughput") or {}
     if thr:
@@ -106,17 +108,18 @@ def render(data: dict) -> str:
         out.append("")
     runs = sorted(runs, key=_order)
     out += ["## Summary", "",
-            "One line per unit, operation and format: the modes run, all their cases, the "
+            "One line per unit, operation, format and space (for a conversion the format is "
+            "the source, the op names the destination): the modes run, all their cases, the "
             "mismatches against IEEE defaults, and the modes where something other than "
             "RISC-V's canonical NaN differs (details below).", "",
-            "| unit | op | format | modes | cases | mismatches | beyond canonical NaN |",
-            "|---|---|---|---|---:|---:|---|"]
-    for (unit, op, fmt), g in _groups(runs):
+            "| unit | op | format | space | modes | cases | mismatches | beyond canonical NaN |",
+            "|---|---|---|---|---|---:|---:|---|"]
+    for (unit, op, fmt, sp), g in _groups(runs):
         if g["refused"] and not g["modes"]:
-            out.append(f"| {unit} | {op} | {fmt} | - | - | - | not run: {g['refused']} |")
+            out.append(f"| {unit} | {op} | {fmt} | {sp} | - | - | - | not run: {g['refused']} |")
             continue
         modes = "all six" if len(g["modes"]) == 6 else ", ".join(g["modes"])
-        out.append(f"| {unit} | {op} | {fmt} | {modes} | {g['cases']:,} | "
+        out.append(f"| {unit} | {op} | {fmt} | {sp} | {modes} | {g['cases']:,} | "
                    f"{g['mismatches']:,} | {', '.join(g['beyond']) or 'none'} |")
     out.append("")
     out += ["## Runs", "",
