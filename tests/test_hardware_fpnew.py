@@ -90,6 +90,27 @@ def test_cli_bad_argument_exits_2(capsys):
     assert "not found" in capsys.readouterr().err
 
 
+def test_report_merges_the_other_units_runs(tmp_path):
+    from validation.hardware.fpnew.__main__ import main
+    r = R.run_job(R.Job("fake", "fp16", "add", 500, ("upward",)), None, "upward",
+                  exe_argv=_fake())
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    ra, rb = dict(r, unit="thmulti"), dict(r, unit="pulp")
+    (a / "fpnew.json").write_text(json.dumps({"meta": {"build_s": {"thmulti": 1.0}},
+                                              "throughput": {}, "runs": [ra]}))
+    (b / "fpnew.json").write_text(json.dumps({"meta": {"build_s": {"pulp": 2.0}},
+                                              "throughput": {"pulp add fp16": {
+                                                  "cases": 1, "ops_per_s_wall": 1,
+                                                  "ops_per_s_cpu": 1}}, "runs": [rb, ra]}))
+    assert main(["report", "--out", str(a), "--merge", str(b)]) == 0
+    data = json.loads((a / "fpnew.json").read_text())
+    assert [x["unit"] for x in data["runs"]] == ["thmulti", "pulp"]     # no duplicate
+    assert data["meta"]["build_s"] == {"thmulti": 1.0, "pulp": 2.0}
+    md = (a / "fpnew.md").read_text()
+    assert "| pulp | add | fp16 |" in md and "pulp add fp16" in md
+
+
 def test_plans_are_well_formed():
     for name, plan in R.PLANS.items():
         jobs = plan()
@@ -181,10 +202,13 @@ def test_build_and_quick_plan_from_scratch(tmp_path):
     if not (rtl / "src" / "fpnew_top.sv").is_file():
         pytest.skip(f"the FPnew sources are not at {rtl} (set FPNEW_RTL)")
     out = tmp_path / "report"
+    # THMULTI only: the PULP build is the long one (up to half an hour on 2 shared cores)
     proc = subprocess.run([sys.executable, "-m", "validation.hardware.fpnew", "run",
-                           "--plan", "quick", "--build-dir", str(tmp_path / "build"),
-                           "--out", str(out)], cwd=REPO, capture_output=True, text=True)
+                           "--plan", "quick", "--units", "thmulti", "--build-dir",
+                           str(tmp_path / "build"), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     data = json.loads((out / "fpnew.json").read_text())
     assert data["runs"] and all("cases" in r for r in data["runs"])
+    assert data["meta"]["build_s"]["thmulti"] > 0 and data["throughput"]
     assert (out / "fpnew.md").read_text().startswith("# FPnew")

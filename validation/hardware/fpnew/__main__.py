@@ -4,7 +4,8 @@ softfloat.verify through a Verilated harness speaking SFV1.
   build   build the harness for both div/sqrt units (PULP, THMULTI) into --build-dir
   bench   measure the harness's ops/s per kind of operation (raw SFV1, no verifier)
   run     build when needed, bench, run the plan (--plan full|quick), write the report
-  report  re-render the Markdown report from its JSON
+  report  re-render the Markdown report from its JSON (--merge DIR: first add the runs of
+          another report, e.g. the other unit's run side by side with --units)
 
 Exit status: 0 every run matched the library's IEEE defaults, 1 mismatches found (the
 report says which, and what FPnew does instead), 2 could not run.
@@ -50,6 +51,8 @@ def _parser():
                    help="keep the runs already in the report's JSON, do the rest")
     p.add_argument("--rebuild", action="store_true", help="build even if a harness exists")
     p.add_argument("--jobs", type=int, default=2, help="compiler jobs (default 2)")
+    p.add_argument("--merge", type=Path, default=None, metavar="DIR",
+                   help="report: add the runs of DIR/fpnew.json to --out's report")
     return p
 
 
@@ -65,12 +68,28 @@ def _build(args, env):
         env.setdefault("build_s", {})[unit] = round(secs, 1)
 
 
+def _key(r):
+    return (r["unit"], r["op"], r["format"], r["rounding"], json.dumps(r["space"]))
+
+
+def _merge(data: dict, other: dict) -> None:
+    have = {_key(r) for r in data["runs"]}
+    data["runs"] += [r for r in other.get("runs", []) if _key(r) not in have]
+    data["throughput"] = {**data.get("throughput", {}), **other.get("throughput", {})}
+    meta, om = data.setdefault("meta", {}), other.get("meta", {})
+    meta["build_s"] = {**meta.get("build_s", {}), **om.get("build_s", {})}
+    meta["finished"] = max(meta.get("finished", ""), om.get("finished", ""))
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     out_json = args.out / "fpnew.json"
     try:
         if args.command == "report":
             data = json.loads(out_json.read_text())
+            if args.merge:
+                _merge(data, json.loads((args.merge / "fpnew.json").read_text()))
+                out_json.write_text(json.dumps(data, indent=1, default=str) + "\n")
             (args.out / "fpnew.md").write_text(render(data))
             print(f"wrote {args.out / 'fpnew.md'}")
             return 0
@@ -104,8 +123,7 @@ def main(argv=None) -> int:
                                    **env.get("build_s", {})}
         data["meta"]["started"] = old.get("meta", {}).get("started", data["meta"]["started"])
         data["throughput"] = {**old.get("throughput", {}), **thr}
-        done = {(r["unit"], r["op"], r["format"], r["rounding"], json.dumps(r["space"]))
-                for r in data["runs"]}
+        done = {_key(r) for r in data["runs"]}
     args.out.mkdir(parents=True, exist_ok=True)
     for job in R.PLANS[args.plan]():
         if job.unit not in args.units:
