@@ -4,6 +4,7 @@ does not change much). Random operands; best of ``repeat``."""
 from __future__ import annotations
 
 import resource
+import time
 
 import numpy as np
 
@@ -23,7 +24,6 @@ def _child_cpu() -> float:
 
 
 def bench(build_dir, units, repeat: int = 2) -> dict:
-    import time
     rng = np.random.default_rng(7)
     out = {}
     for unit in units:

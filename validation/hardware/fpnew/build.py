@@ -62,20 +62,24 @@ def executable(out: Path, unit: str) -> Path:
     return Path(out) / unit / "Vsfv1_top"
 
 
-def verilator_command(rtl: Path, out: Path, unit: str, jobs: int = 2) -> list[str]:
+def verilator_command(rtl: Path, out: Path, unit: str, jobs: int = 2,
+                      cxx_opt: str | None = None) -> list[str]:
+    """The Verilator command line; ``cxx_opt`` overrides the C++ optimisation of the
+    model (Verilator's OPT_FAST, -Os by default)."""
     rtl = Path(rtl)
     obj = Path(out) / unit
     return ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
             "-O0", "-fno-dfg", "-Wno-fatal", "-Wno-lint", "-Wno-style",
             "--top-module", "sfv1_top", f"-GDIVSQRT={UNITS[unit]}",
-            "-CFLAGS", f"-O2 -DDIVSQRT_NAME=\\\"{unit}\\\"",
+            "-CFLAGS", f"-DDIVSQRT_NAME=\\\"{unit}\\\"",
+            *(["-MAKEFLAGS", f"OPT_FAST={cxx_opt}"] if cxx_opt else []),
             "-I" + str(rtl / "src" / "common_cells" / "include"),
             "--Mdir", str(obj), "-o", "Vsfv1_top",
             *map(str, source_files(rtl)), str(HERE / "sfv1_top.sv"), str(HERE / "harness.cpp")]
 
 
 def build(rtl: Path | None = None, out: Path | None = None, unit: str = "thmulti",
-          jobs: int = 2, quiet: bool = False) -> tuple[Path, float]:
+          jobs: int = 2, quiet: bool = False, cxx_opt: str | None = None) -> tuple[Path, float]:
     """Build the harness for ``unit`` ('pulp' or 'thmulti'); returns (executable, seconds)."""
     if unit not in UNITS:
         raise ValueError(f"unit: expected one of {sorted(UNITS)}, got {unit!r}")
@@ -83,7 +87,7 @@ def build(rtl: Path | None = None, out: Path | None = None, unit: str = "thmulti
         raise RuntimeError("verilator is not on the PATH (Debian: apt-get install verilator)")
     rtl = Path(rtl) if rtl else default_rtl()
     out = Path(out) if out else DEFAULT_BUILD
-    cmd = verilator_command(rtl, out, unit, jobs)
+    cmd = verilator_command(rtl, out, unit, jobs, cxx_opt)
     (out / unit).mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     log = out / unit / "build.log"

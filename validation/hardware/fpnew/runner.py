@@ -2,17 +2,16 @@
 
 Every run is ``softfloat.verify`` on the SFV1 harness (`exec_impl`), IEEE defaults as
 the reference setting (the library's), the diagnosis naming what FPnew does instead.
-`PLANS` lists the runs: ``quick`` (seconds, what the tests run), ``full`` (what the
-committed report holds, sized for a shared 2-core machine: see `SIZES`).
+`PLANS` lists the runs: ``shared`` (the default and the committed report: tens of
+minutes on a shared 2-core machine, samples where ``full`` runs every case), ``full``
+(hours), ``quick`` (about a minute, what the slow test runs).
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 
