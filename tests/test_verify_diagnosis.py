@@ -164,3 +164,15 @@ def test_no_flags_compares_results_only():
     assert not rep.flags_checked and rep.flag_mismatches == 0
     assert rep.diagnosis["best"] == {"rounding": "upward"}
     assert "no flags reported" in rep.diagnosis["summary"]
+
+
+def test_confirmation_pass_keeps_nan_rules(monkeypatch):
+    # x86's fresh NaN (negative) as a candidate of the second pass
+    from softfloat.specialize import NanRule
+    monkeypatch.setattr(engine, "KEEP_ALL", 1000)
+    monkeypatch.setattr(engine, "KEEP_MISMATCHES", 500)
+    monkeypatch.setattr(engine, "KEEP_MATCHES", 200)
+    rule = NanRule("propagate", "negative")
+    rep = sf.verify(VF.library("sqrt", nan=rule), "sqrt", "fp16")
+    assert rep.passes == 2
+    assert rep.diagnosis["best"] == {"nan": rule} and rep.diagnosis["explained"] == 1.0

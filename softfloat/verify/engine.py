@@ -553,8 +553,8 @@ def _confirm(task0, settings, nsh, total, out, name, resume, jobs, backend, sche
              progress, rep):
     rep.passes = 2
     t = dict(task0)
-    t["settings"] = [_jsonable(s) for s in settings]
-    t["config"] = dict(task0["config"], confirm=t["settings"])
+    t["settings"] = [dict(s) for s in settings]       # NanRule values stay NanRules
+    t["config"] = dict(task0["config"], confirm=[_jsonable(s) for s in settings])
     res = _run_pass(t, nsh, total, out, name + ".confirm", resume, jobs, backend, scheduler,
                     progress, "verify (diagnosis: confirming on every case)")
     per = [_new_stats() for _ in settings]
