@@ -51,6 +51,8 @@ def _parser():
                    help="keep the runs already in the report's JSON, do the rest")
     p.add_argument("--rebuild", action="store_true", help="build even if a harness exists")
     p.add_argument("--jobs", type=int, default=2, help="compiler jobs (default 2)")
+    p.add_argument("--cxx-opt", default=B.CXX_OPT,
+                   help=f"C++ optimisation of the model (default {B.CXX_OPT})")
     p.add_argument("--merge", type=Path, default=None, metavar="DIR",
                    help="report: add the runs of DIR/fpnew.json to --out's report")
     return p
@@ -64,7 +66,8 @@ def _build(args, env):
         if args.rebuild and (args.build_dir / unit).is_dir():
             shutil.rmtree(args.build_dir / unit)
         print(f"building the {unit} harness (Verilator, a few minutes)...", file=sys.stderr)
-        _, secs = B.build(args.rtl, args.build_dir, unit, jobs=args.jobs)
+        _, secs = B.build(args.rtl, args.build_dir, unit, jobs=args.jobs,
+                          cxx_opt=args.cxx_opt or None)
         env.setdefault("build_s", {})[unit] = round(secs, 1)
 
 

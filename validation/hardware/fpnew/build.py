@@ -5,7 +5,7 @@ with the common_cells and PULP div/sqrt files it needs) plus ``sfv1_top.sv`` and
 ``harness.cpp`` from this directory, and returns the path of the executable
 ``<out>/<unit>/Vsfv1_top``. Verilator's own optimiser is switched off (``-O0
 -fno-dfg``): Verilator 5.006 miscompiles FPnew's multiplier at ``-O1``/``-O3``
-(fp32 1.0 * 2.0 gives 0x00400000); the C++ compiler still optimises.
+(fp32 1.0 * 2.0 gives 0x00400000); the C++ compiler still optimises (`CXX_OPT`).
 """
 from __future__ import annotations
 
@@ -62,10 +62,15 @@ def executable(out: Path, unit: str) -> Path:
     return Path(out) / unit / "Vsfv1_top"
 
 
+#: The C++ optimisation of the model (Verilator's OPT_FAST; its own default is -Os).
+#: -O2 measured 1.5-1.8x faster (fp8 add, fp16 fma, fp16 div) with identical results.
+CXX_OPT = "-O2"
+
+
 def verilator_command(rtl: Path, out: Path, unit: str, jobs: int = 2,
-                      cxx_opt: str | None = None) -> list[str]:
-    """The Verilator command line; ``cxx_opt`` overrides the C++ optimisation of the
-    model (Verilator's OPT_FAST, -Os by default)."""
+                      cxx_opt: str | None = CXX_OPT) -> list[str]:
+    """The Verilator command line; ``cxx_opt`` is the C++ optimisation of the model
+    (None: Verilator's default)."""
     rtl = Path(rtl)
     obj = Path(out) / unit
     return ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
@@ -79,7 +84,8 @@ def verilator_command(rtl: Path, out: Path, unit: str, jobs: int = 2,
 
 
 def build(rtl: Path | None = None, out: Path | None = None, unit: str = "thmulti",
-          jobs: int = 2, quiet: bool = False, cxx_opt: str | None = None) -> tuple[Path, float]:
+          jobs: int = 2, quiet: bool = False,
+          cxx_opt: str | None = CXX_OPT) -> tuple[Path, float]:
     """Build the harness for ``unit`` ('pulp' or 'thmulti'); returns (executable, seconds)."""
     if unit not in UNITS:
         raise ValueError(f"unit: expected one of {sorted(UNITS)}, got {unit!r}")
