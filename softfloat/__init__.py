@@ -38,3 +38,11 @@ __all__ = [
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
     "platform_cumsum", "register_model",
 ]
+
+
+def __getattr__(name):
+    # sf.verify (a callable module) is imported on first use: it loads the sweep engine
+    if name == "verify":
+        import importlib
+        return importlib.import_module(".verify", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

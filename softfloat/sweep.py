@@ -79,7 +79,7 @@ __all__ = ["run_sweep", "run_shard", "shard_cases", "shard_range", "total_cases"
            "probe_scheduler", "require", "default_out",
            "merge_shards", "default_shards", "summarize", "main", "OPS", "Space",
            "chunk_starts", "run_within_budget", "BudgetResult", "verify_shard_file",
-           "ShardFileError", "table_runs", "run_table", "parse_values"]
+           "ShardFileError", "table_runs", "run_table", "parse_values", "run_parallel"]
 
 OPS = O.BINARY_OPS + O.UNARY_OPS + O.TERNARY_OPS + ("convert:<format>", "from_float32")
 BLOCK = 1 << 20            # cases per kernel call
@@ -1060,6 +1060,63 @@ def _run_dask(todo, op, fname, mode_label, kw, scheduler, jobs, bar, results, ti
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def run_parallel(fn, arglist, *, jobs=1, backend="process", scheduler=None,
+                 on_result=None) -> list:
+    """Call ``fn(*args)`` for every ``args`` of ``arglist``: in this process
+    (jobs=1), on a pool of ``jobs`` spawned worker processes, or on Dask (a
+    local cluster of ``jobs`` workers, or the one at ``scheduler``); call
+    ``on_result(r)`` as each finishes. Returns the results in completion order.
+    ``fn`` must be a module-level function when it runs elsewhere (the shard
+    runner of `softfloat.verify` uses this)."""
+    out = []
+
+    def got(r):
+        out.append(r)
+        if on_result is not None:
+            on_result(r)
+    if backend == "dask":
+        try:
+            from distributed import Client, LocalCluster, as_completed
+        except ImportError:
+            raise RuntimeError("--backend dask needs the optional extra: pip install "
+                               "'softfloat-lab[dask]' (dask and distributed)") from None
+        cluster = None
+        if scheduler:
+            client = Client(scheduler)
+        else:
+            threads = max(1, (os.cpu_count() or 1) // jobs)
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=40,
+                                   env={"SOFTFLOAT_NUM_THREADS": str(threads)})
+            client = Client(cluster)
+        try:
+            futs = [client.submit(fn, *args, pure=False) for args in arglist]
+            for fu in as_completed(futs):
+                got(fu.result())
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    elif jobs == 1 or len(arglist) <= 1:
+        for args in arglist:
+            got(fn(*args))
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        ex = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
+                                    initializer=_worker_init, initargs=(threads, os.getpid()))
+        try:
+            futs = [ex.submit(fn, *args) for args in arglist]
+            for fu in cf.as_completed(futs):
+                got(fu.result())
+        except BaseException:
+            _stop_pool(ex)
+            raise
+        ex.shutdown(wait=True)
+    return out
 
 
 def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None,

@@ -1,0 +1,174 @@
+"""``python -m softfloat verify FMT OP (--impl module:function | --impl
+exec:COMMAND | --results FILE) [options]``.
+
+Exit statuses: 0 every case matches, 1 mismatches found, 2 could not run (a
+bad argument, an implementation that failed, refused the header or timed out:
+one line on stderr, no traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..rounding import DETERMINISTIC_MODES, get_rounding
+from .impls import DEFAULT_TIMEOUT, ImplError, exec_impl, resolve_impl, results_file
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
+
+
+def _parser():
+    p = _Parser(prog="python -m softfloat verify",
+                description="Check an implementation of an operation against the library "
+                            "(result bits, flags, NaN patterns), classify every mismatch and "
+                            "diagnose the setting that explains it. Exit status: 0 no "
+                            "mismatch, 1 mismatches, 2 could not run.")
+    p.add_argument("format", help="operand format (fp16, bf16, fp8_e5m2, fp32, ...; the "
+                                  "source format of a conversion)")
+    p.add_argument("op", help="operation (add, sub, mul, div, sqrt, fma, fms, fnma, fnms, "
+                              "minimum, fmin_riscv, eq, lt_signaling, classify, "
+                              "convert:bf16, to_int32, from_uint32, ...)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--impl", help="module:function (a Python callable) or exec:COMMAND "
+                                    "(a program speaking SFV1 on stdin/stdout)")
+    src.add_argument("--results", metavar="FILE",
+                     help="results computed elsewhere: raw binary in case order (optionally "
+                          "followed by one flag byte per case), .npy/.npz, or TestFloat lines "
+                          "(.txt)")
+    p.add_argument("--rounding", default="nearest_even",
+                   help="a mode, a comma-separated list, or 'all' (the six deterministic "
+                        "modes)")
+    p.add_argument("--space", default="exhaustive",
+                   help="exhaustive, level1, level2, or a number of random cases")
+    for n in "abc":
+        p.add_argument(f"--{n}", default=None, metavar="SET",
+                       help="operand a only from SET (values and ranges, e.g. "
+                            "0x3c00-0x3cff,0x8000); --b, --c likewise" if n == "a"
+                       else argparse.SUPPRESS)
+    p.add_argument("--c-family", default=None, choices=("cancel", "cancel4"),
+                   help="fma: the sweep's cancelling addends for every (a, b)")
+    p.add_argument("--seed", type=int, default=0)
+    for k in ("ftz", "daz"):
+        p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
+    p.add_argument("--tininess", choices=("after", "before"), default=None)
+    p.add_argument("--nan", default=None, help="propagate, canonical or a pattern (0x7fff)")
+    p.add_argument("--overflow", choices=("ieee", "saturate", "nan"), default=None)
+    p.add_argument("--any-nan", action="store_true",
+                   help="accept any NaN for a NaN (default: NaN bits compared)")
+    p.add_argument("--no-diagnosis", action="store_true")
+    p.add_argument("--shards", type=int, default=None)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--backend", choices=("process", "dask"), default="process")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS")
+    p.add_argument("--out", default=None, help="directory for shard files and reports "
+                                               "(with --resume: reuse finished shards)")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"exec: seconds per read (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--batch", type=int, default=1 << 16, help="exec: cases per batch")
+    p.add_argument("--json", metavar="OUT", default=None,
+                   help="write the report(s) as JSON ('-': stdout)")
+    p.add_argument("--examples", type=int, default=20, help="mismatches kept in the report")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
+def _space(args):
+    sets = {k: getattr(args, k) for k in ("a", "b", "c", "c_family")
+            if getattr(args, k) is not None}
+    if sets:
+        if args.space != "exhaustive":
+            raise ValueError("give --space or operand sets (--a/--b/--c/--c-family), not both")
+        return sets
+    s = args.space
+    if s in ("exhaustive", "level1", "level2"):
+        return s
+    try:
+        n = int(s, 0)
+    except ValueError:
+        raise ValueError(f"--space {s!r}: expected exhaustive, level1, level2 or a number "
+                         f"of random cases") from None
+    return n
+
+
+def _nan(v):
+    if v is None:
+        return None
+    try:
+        return int(v, 0)
+    except ValueError:
+        return v
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    from .engine import verify
+    try:
+        if args.rounding.strip() == "all":
+            modes = list(DETERMINISTIC_MODES)
+        else:
+            modes = [get_rounding(m.strip()).label for m in args.rounding.split(",")
+                     if m.strip()]
+        if not modes:
+            raise ValueError(f"--rounding {args.rounding!r} names no mode")
+        if args.results:
+            impl = results_file(args.results)
+            if len(modes) > 1:
+                raise ValueError("--results holds the results of one rounding mode")
+        elif args.impl.startswith("exec:"):
+            impl = exec_impl(args.impl[5:], timeout=args.timeout, batch=args.batch)
+        else:
+            impl = resolve_impl(args.impl)
+        pol = {}
+        if args.ftz:
+            pol["ftz"] = True
+        if args.daz:
+            pol["daz"] = True
+        for k in ("tininess", "overflow"):
+            if getattr(args, k) is not None:
+                pol[k] = getattr(args, k)
+        if args.nan is not None:
+            pol["nan"] = _nan(args.nan)
+        space = _space(args)
+        reps = []
+        worst = 0
+        for m in modes:
+            rep = verify(impl, args.op, args.format, m, space, seed=args.seed,
+                         shards=args.shards, jobs=args.jobs, out=args.out, resume=args.resume,
+                         backend=args.backend, scheduler=args.scheduler,
+                         check_nan=not args.any_nan, diagnose=not args.no_diagnosis,
+                         max_examples=args.examples, progress=not args.quiet, **pol)
+            reps.append(rep)
+            print(rep.summary())
+            if not rep.ok:
+                worst = 1
+        if args.json:
+            body = [r.to_dict() for r in reps]
+            text = json.dumps(body[0] if len(body) == 1 else body, indent=1)
+            if args.json == "-":
+                print(text)
+            else:
+                d = os.path.dirname(args.json)
+                if d:
+                    os.makedirs(d, exist_ok=True)
+                with open(args.json, "w") as fh:
+                    fh.write(text + "\n")
+        return worst
+    except KeyboardInterrupt:
+        print("\ninterrupted (with --out, rerun with --resume)", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError, RuntimeError, ImplError) as exc:
+        msg = str(exc).strip().splitlines()
+        print(f"error: {' '.join(msg) if msg else type(exc).__name__}", file=sys.stderr)
+        return 2
