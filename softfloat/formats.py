@@ -203,16 +203,31 @@ class Format:
 
     @property
     def default_nan_bits(self) -> int:
-        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz).
-        Defined in softfloat.specialize (the owner of the NaN rules)."""
-        from .specialize import default_nan_bits
-        return default_nan_bits(self)
+        """The format's own default NaN: positive, quiet, payload 0 (0x7E00 fp16,
+        0x7FC0 bf16, 0x7F e4m3 (fn), 0x80 fnuz, 0xFF e8m0 (fnu)). ``finite`` formats
+        (OCP fp4/fp6) have no NaN: 0, the +0 that a NaN result becomes there.
+        An encoding fact; which NaN a result gets is softfloat.specialize's rule."""
+        if self.kind == "ieee":
+            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
+        if self.kind in ("fn", "fnu"):
+            return (1 << (self.ebits + self.mbits)) - 1
+        if self.kind == "finite":
+            return 0
+        return self.sign_mask                   # fnuz: the pattern of -0
 
     def is_nan_bits(self, bits):
-        """True where ``bits`` (an int or an integer array, in range) encodes a NaN.
-        Defined in softfloat.specialize (the owner of the NaN rules)."""
-        from .specialize import is_nan_bits
-        return is_nan_bits(self, bits)
+        """True where ``bits`` (an int or an integer array of encodings, in range;
+        any integer dtype) encodes a NaN."""
+        if self.kind == "fnuz":
+            return bits == self.sign_mask
+        if self.kind == "finite":               # OCP fp4/fp6: no NaN
+            return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
+        if self.kind == "fnu":                  # e8m0: all ones
+            return bits == self.sign_mask - 1
+        mag = bits & (self.sign_mask - 1)
+        if self.kind == "fn":
+            return mag == self.sign_mask - 1
+        return mag > (((1 << self.ebits) - 1) << self.mbits)
 
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
     @property

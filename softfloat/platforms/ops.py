@@ -2,7 +2,7 @@
 carried out under a `Platform` (presets.py), through the library's kernels.
 
 Every rule comes from the platform's fields; every NaN pattern from the kernels
-under the policy softfloat.specialize.platform_nan derives from those fields
+under the policy `Platform.nan_policy` derives from those fields
 (nothing is patched afterwards).
 """
 from __future__ import annotations
@@ -13,15 +13,14 @@ from .. import _validate as V
 from ..conversions import convert, to_bits
 from ..formats import FP32, Format, get_format
 from ..model_hook import model_for
-from ..specialize import is_nan_bits, platform_nan
 from .presets import PLATFORM_OPS, Platform, get_platform
 
 __all__ = ["platform_op", "platform_to_bits", "platform_convert", "platform_sum",
-           "platform_mean", "platform_matmul"]
+           "platform_mean", "platform_cumsum", "platform_matmul"]
 
 
 def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
-    return is_nan_bits(f, bits.astype(np.int64))
+    return f.is_nan_bits(bits.astype(np.int64))
 
 
 # --------------------------------------------------------------------------
@@ -29,14 +28,14 @@ def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
 # --------------------------------------------------------------------------
 def _narrow(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
     """src encodings -> dst (a narrowing or same-width conversion), RNE, the cast NaN rule."""
-    return convert(bits, src, dst, "nearest_even", nan=platform_nan(plat, "cast", dst),
+    return convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("cast", dst),
                    subnormals=True)
 
 
 def _widen(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
     """src encodings -> a wider dst (exact), with the widen NaN rule (``keep``:
     the payload shifted, not quieted, done by the kernel's NAN_KEEP mode)."""
-    return convert(bits, src, dst, "nearest_even", nan=platform_nan(plat, "widen", src),
+    return convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("widen", src),
                    subnormals=True)
 
 
@@ -56,7 +55,7 @@ def platform_to_bits(x, fmt, platform=None) -> np.ndarray:
         b32 = to_bits(a, FP32, "nearest_even", nan="propagate", subnormals=True)
         return _narrow(b32, FP32, f, plat)
     if src.name == "fp64":
-        return to_bits(a, f, "nearest_even", nan=platform_nan(plat, "cast", f),
+        return to_bits(a, f, "nearest_even", nan=plat.nan_policy("cast", f),
                        subnormals=True)
     return platform_convert(V.int_view(a).astype(src.dtype, copy=False), src, f, plat)
 
@@ -106,7 +105,7 @@ class _Env:
         self.ar = _arith()
         # the platform's NaN rule for results in the compute format, fresh NaN
         # included: the kernels produce every pattern themselves
-        self.nanpol = platform_nan(plat, "result", self.cf)
+        self.nanpol = plat.nan_policy("result", self.cf)
 
     # values in the compute format -------------------------------------
     def tensor(self, bits):
@@ -443,3 +442,15 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
         bi = np.ascontiguousarray(np.broadcast_to(Bw[i:i + 1, :], (m, n)))
         acc = env.run("fma", ai, bi, acc)
     return env.result(acc)
+
+
+def platform_cumsum(bits, fmt, axis, platform=None, **kw) -> np.ndarray:
+    """Cumulative sum of ``fmt`` encodings along ``axis`` by the platform's
+    registered model (`softfloat.model_hook`; ``torch_cpu``: sequential in the
+    accumulate type, each output rounded to ``fmt``); ValueError where the
+    platform has none."""
+    plat = get_platform(platform)
+    fn = model_for(plat.name, "cumsum")
+    if fn is None:
+        raise ValueError(f"platform {plat.name!r} has no cumsum model")
+    return fn(bits, fmt, axis, **kw)
