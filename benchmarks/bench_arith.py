@@ -107,7 +107,7 @@ def main(argv=None):
                     line += f" {tq * 1e3:9.2f} {rt:6.2f}"
                 results[(fmt, op, mode)] = (t, rp, rt)
                 print(line)
-    print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
+    print("\ntargets (preliminary unless measured on a quiet machine):")
 
     def show(name, ok, detail):
         print(f"  [{'met' if ok else 'NOT met'}] {name}: {detail}")

@@ -140,7 +140,7 @@ def main(argv=None):
         for name, c, w in zip(names, cold, warm):
             print(f"  {name:34s} {c:6.2f} {w:6.2f}")
 
-    print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
+    print("\ntargets (preliminary unless measured on a quiet machine):")
 
     def show(name, ok, detail):
         print(f"  [{'met' if ok else 'NOT met'}] {name}: {detail}")

@@ -248,8 +248,8 @@ def test_bad_format_param_types(kwargs, words):
 
 def test_numpy_integer_fields_are_python_ints():
     """Format("h", np.int16(5), np.int16(10)) once reached the kernels as int16
-    and broke every later sf.sum/matmul; np.int8 fields gave max == 0.0 (issue 15,
-    item 2). Fields are now converted exactly to Python ints."""
+    and broke every later sf.sum/matmul; np.int8 fields gave max == 0.0.
+    Fields are now converted exactly to Python ints."""
     h = Format("h", np.int16(5), np.int16(10))
     x = Format("x", np.int8(5), np.int8(2), bias=np.int64(15))
     for f in (h, x):
