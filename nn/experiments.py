@@ -49,7 +49,6 @@ import numpy as np
 import softfloat as sf
 
 from . import data as _data
-from .engine import Tensor
 from .layers import MLP
 from .optim import SGD, Adam
 from .precision import Precision, lp_matmul
@@ -184,14 +183,13 @@ def run(cfg: RunConfig, quick=True):
         "skipped_steps": skipped, "seconds": round(seconds, 3),
         "loss_curve": [_finite(c) for c in curve],
         "scale_history": [s for s, _ in scaler.history] if cfg.loss_scaling != "none" else None,
-        # new in issue 12
         "order": policy.order if policy.tensor_core is None else None,
         "schedule": cfg.schedule, "hidden": list(cfg.hidden), "activation": cfg.activation,
         "batch": cfg.batch, "test_accuracy": acc, "lost_update_curve": lost_curve,
         "lr_curve": lr_curve,
         "final_scale": scaler.scale if cfg.loss_scaling != "none" else None,
     }
-    if cfg.recipe is not None:            # new in issue 13 (experiment 7)
+    if cfg.recipe is not None:            # experiment 7
         rec["recipe"] = cfg.recipe
         rec["fp8_gemm"] = cfg.fp8_gemm
         rec["grad_rounding"] = cfg.grad_rounding
@@ -520,8 +518,8 @@ def main(argv=None):
                     help="fp32 accumulation order of the runs (default: the fast bounded "
                          "model; 'sequential': the exact k-order model)")
     ap.add_argument("--threads", type=int, default=1,
-                    help="numba threads (default 1: these arrays are small, and a "
-                         "parallel launch costs more than it saves)")
+                    help="threads of the library's chunk pool (default 1: these arrays "
+                         "are small, and a parallel launch costs more than it saves)")
     args = ap.parse_args(argv)
     import os
     known = sorted({cfg.experiment for cfg in experiments(args.quick)} | {5})
@@ -541,11 +539,6 @@ def main(argv=None):
             if not existed:
                 os.remove(path)              # leave nothing behind if the run fails
     os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
-    try:
-        import numba
-        numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
-    except ImportError:                  # pragma: no cover
-        pass
     t0 = time.perf_counter()
     records, grads = [], {}
     for cfg in experiments(args.quick, args.order):

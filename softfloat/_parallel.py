@@ -10,8 +10,9 @@ bits from the element index).
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
+
+from . import config
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -21,16 +22,9 @@ MIN_PARALLEL = 1 << 16
 
 
 def num_threads() -> int:
-    """Threads used for large arrays: $SOFTFLOAT_NUM_THREADS, else $NUMBA_NUM_THREADS,
-    else the number of CPUs available to this process."""
-    for var in ("SOFTFLOAT_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        v = os.environ.get(var)
-        if v and v.isdigit() and int(v) > 0:
-            return int(v)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover (not Linux)
-        return os.cpu_count() or 1
+    """Threads used for large arrays (`softfloat.config.num_threads`:
+    $SOFTFLOAT_NUM_THREADS, else $NUMBA_NUM_THREADS, else the CPUs available)."""
+    return config.num_threads()
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate as V
+from .. import _validate
 from ..conversions import convert, to_bits
 from ..formats import FP32, Format, get_format
 from ..model_hook import model_for
@@ -48,24 +48,24 @@ def platform_to_bits(x, fmt, platform=None) -> np.ndarray:
     platform's cast rule.
     """
     plat = get_platform(platform)
-    a = V.as_values(x)
+    a = _validate.as_values(x)
     f = get_format(fmt)
-    src = V.HOST_FORMATS[a.dtype]
+    src = _validate.HOST_FORMATS[a.dtype]
     if src.name == "fp64" and plat.float64_route == "fp32" and f.nbits < 32:
         b32 = to_bits(a, FP32, "nearest_even", nan="propagate", subnormals=True)
         return _narrow(b32, FP32, f, plat)
     if src.name == "fp64":
         return to_bits(a, f, "nearest_even", nan=plat.nan_policy("cast", f),
                        subnormals=True)
-    return platform_convert(V.int_view(a).astype(src.dtype, copy=False), src, f, plat)
+    return platform_convert(_validate.int_view(a).astype(src.dtype, copy=False), src, f, plat)
 
 
 def platform_convert(bits, src_fmt, dst_fmt, platform=None) -> np.ndarray:
     """Convert encodings between formats the way ``platform`` does (RNE; the widen
     NaN rule when ``dst`` is wider, the cast rule otherwise)."""
     plat = get_platform(platform)
-    s, d = V.source_format(src_fmt), get_format(dst_fmt)
-    b = V.as_bits(bits, s)
+    s, d = _validate.source_format(src_fmt), get_format(dst_fmt)
+    b = _validate.as_bits(bits, s)
     if s is d:
         return b.copy()
     if d.nbits > s.nbits and d.ebits >= s.ebits and d.mbits >= s.mbits:
@@ -109,7 +109,7 @@ class _Env:
 
     # values in the compute format -------------------------------------
     def tensor(self, bits):
-        b = V.as_bits(bits, self.fmt)
+        b = _validate.as_bits(bits, self.fmt)
         return _widen(b, self.fmt, self.cf, self.plat) if self.wide else b
 
     def scalar(self, s, op):
@@ -184,7 +184,7 @@ def platform_op(op, *operands, fmt, platform=None, alpha=None, value=None) -> np
         # (double rounding is innocuous: opmath precision >= 2p + 2, Figueroa 1995),
         # and every NaN ends as the cast pattern: skip the detour through opmath.
         fn = getattr(env.ar, op)
-        xs = [V.as_bits(o, f) for o in operands]
+        xs = [_validate.as_bits(o, f) for o in operands]
         if op == "sub" and alpha is not None and float(alpha) == -1.0:
             fn = env.ar.add
         elif op == "add" and alpha is not None and float(alpha) == -1.0:
@@ -192,7 +192,7 @@ def platform_op(op, *operands, fmt, platform=None, alpha=None, value=None) -> np
         return fn(*xs, f, "nearest_even", nan=direct, subnormals=True)
 
     if op in ("neg", "abs", "relu"):
-        b = V.as_bits(operands[0], f)
+        b = _validate.as_bits(operands[0], f)
         if op == "relu":
             nan = _isnan(b, f)
             neg = ((b.astype(np.int64) & f.sign_mask) != 0) & ~nan
@@ -364,7 +364,7 @@ def _reduce_setup(what, bits, fmt, axis, platform, order, kw):
         return plat, f, fn, None
     if kw:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
-    b = V.as_bits(bits, f)
+    b = _validate.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
     if order not in ("sequential", "pairwise"):
@@ -428,7 +428,7 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     if order not in (None, "sequential"):
         raise ValueError(f"order must be None or 'sequential', got {order!r}")
-    A, B = V.as_bits(a, f), V.as_bits(b, f)
+    A, B = _validate.as_bits(a, f), _validate.as_bits(b, f)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"matmul needs 2-D operands with matching inner dimension, got "
                          f"{A.shape} and {B.shape}")

@@ -266,7 +266,7 @@ TORCH_CUDA = Platform(
         "bfloat16 -> float is a 16-bit shift, payload kept [S].",
         "No Half(double): float64 goes double->float->half [S: c10 Half.h; V on CPU].",
         "CPU scalars are not narrowed on CUDA; read as opmath float [S: TensorIterator compute_types, Loops.cuh].",
-        "x / s computes x * (1.0f / s) [S: BinaryDivTrueKernel.cu; issue #191495].",
+        "x / s computes x * (1.0f / s) [S: BinaryDivTrueKernel.cu; pytorch/pytorch#191495].",
         "addcmul/addcdiv explicit std::fma [S: DeviceAddCmulCdiv.cuh]; lerp and add(alpha) by nvcc contraction [I].",
         "neg is __hneg (sign flip), abs/relu do not touch NaN bits [I: device check].",
         "sum/mean: float accumulators in Reduce.cuh order; mean = sum * RN(1/N) [S: SharedReduceOps.h]; "
