@@ -10,7 +10,7 @@ times taken side by side). numpy has no fused multiply-add in float16, so fma
 is compared with numpy's ``a * b + c`` (two roundings), which is what a user
 would write; torch's with ``addcmul``. sqrt takes |x| (numpy, torch and we all
 handle negative inputs, but NaN results go through our general kernel). The
-table ends with the issue-10 targets, each marked met or not.
+table ends with the speed targets, each marked met or not.
 """
 from __future__ import annotations
 

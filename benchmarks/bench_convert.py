@@ -7,7 +7,7 @@ deterministic mode (and stochastic) against numpy's ``astype(float16)``,
 ml_dtypes' ``astype(bfloat16)`` and torch CPU's ``.to(half / bfloat16)``;
 float64 -> fp16 against pychop too (where installed); the first-call compile
 time, cold (empty numba cache) and warm, each in a fresh process; and the
-issue-10 targets, each marked met or not. The rounding modes of one conversion
+speed targets, each marked met or not. The rounding modes of one conversion
 are timed in rounds (one call of each per round), so the "vs our RNE" ratios
 hold on a loaded machine too.
 """
