@@ -10,7 +10,7 @@ times taken side by side). numpy has no fused multiply-add in float16, so fma
 is compared with numpy's ``a * b + c`` (two roundings), which is what a user
 would write; torch's with ``addcmul``. sqrt takes |x| (numpy, torch and we all
 handle negative inputs, but NaN results go through our general kernel). The
-table ends with the issue-10 targets, each marked met or not.
+table ends with the speed targets, each marked met or not.
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def main(argv=None):
                     line += f" {tq * 1e3:9.2f} {rt:6.2f}"
                 results[(fmt, op, mode)] = (t, rp, rt)
                 print(line)
-    print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
+    print("\ntargets (preliminary unless measured on a quiet machine):")
 
     def show(name, ok, detail):
         print(f"  [{'met' if ok else 'NOT met'}] {name}: {detail}")

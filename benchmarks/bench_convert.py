@@ -7,7 +7,7 @@ deterministic mode (and stochastic) against numpy's ``astype(float16)``,
 ml_dtypes' ``astype(bfloat16)`` and torch CPU's ``.to(half / bfloat16)``;
 float64 -> fp16 against pychop too (where installed); the first-call compile
 time, cold (empty numba cache) and warm, each in a fresh process; and the
-issue-10 targets, each marked met or not. The rounding modes of one conversion
+speed targets, each marked met or not. The rounding modes of one conversion
 are timed in rounds (one call of each per round), so the "vs our RNE" ratios
 hold on a loaded machine too.
 """
@@ -140,7 +140,7 @@ def main(argv=None):
         for name, c, w in zip(names, cold, warm):
             print(f"  {name:34s} {c:6.2f} {w:6.2f}")
 
-    print("\nissue 10 targets (preliminary unless measured on a quiet machine):")
+    print("\ntargets (preliminary unless measured on a quiet machine):")
 
     def show(name, ok, detail):
         print(f"  [{'met' if ok else 'NOT met'}] {name}: {detail}")

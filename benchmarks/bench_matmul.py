@@ -52,7 +52,7 @@ def main(quick=False):
               f"(ratio {t_sf / t_np:5.1f}x)   with fp16 output {t_sf16 * 1e3:8.2f} ms "
               f"(ratio {t_sf16 / t_np:5.1f}x)")
 
-    print("\nblock-FMA (tensor-core) models, 256x256x256 fp16 (issue 10 target: <= 2 ns per "
+    print("\nblock-FMA (tensor-core) models, 256x256x256 fp16 (target: <= 2 ns per "
           "multiply-add on 2 threads, >= 20x the integer kernel), fast kernel vs its slow twin:")
     import softfloat.accumulate as _acc
     from softfloat._kernels import accum as _K

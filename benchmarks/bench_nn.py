@@ -1,5 +1,5 @@
 """A simulated mixed-precision training epoch against the same MLP in plain float32
-NumPy, as ratios from one run (issue 12 targets, batch 128, networks 64-512-512-10
+NumPy, as ratios from one run (targets: batch 128, networks 64-512-512-10
 and a wider/deeper one: fast order <= 2x, exact sequential order <= 10x).
 
     python benchmarks/bench_nn.py [--nets 512,512 1024,1024,1024] [--batch 128]
@@ -23,8 +23,8 @@ import time
 # the checkout this script lives in, ahead of any installed softfloat / nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# One BLAS thread, like the one numba thread: on a small shared machine a pool of
-# spinning BLAS threads makes the float32 reference slower, not faster.
+# One BLAS thread, like the library's one chunk-pool thread: on a small shared machine
+# a pool of spinning BLAS threads makes the float32 reference slower, not faster.
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
            "SOFTFLOAT_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
@@ -69,7 +69,7 @@ POLICIES = {
     "fp16 mixed, fp32 acc sequential": dict(params="fp16", order="sequential"),
     "bf16 mixed, fp32 acc sequential": dict(params="bf16", order="sequential"),
     "fp16 mixed, h100 block-FMA": dict(params="fp16", accumulate="h100"),
-    # issue 13: fp8/fp4 recipes (fp32 master weights and elementwise ops, GEMM operands
+    # fp8/fp4 recipes (fp32 master weights and elementwise ops, GEMM operands
     # quantized by softfloat.mx, fp32 accumulation; no loss scaling, as Transformer
     # Engine); target: no slower than "bf16 mixed, fp32 acc blas"
     "fp8 current scaling": dict(recipe="fp8_current"),
@@ -97,8 +97,7 @@ def main(argv=None):
                          "it leaves out the time spent waiting for a core")
     args = ap.parse_args(argv)
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    import numba
-    numba.set_num_threads(args.threads)
+    os.environ["SOFTFLOAT_NUM_THREADS"] = str(args.threads)   # the library's chunk pool
     x, y, _, _ = digits()
     lr = 0.05
     table = {}
@@ -153,7 +152,7 @@ def main(argv=None):
         best_t = {name: min(v) for name, v in times.items()}
         t_fp32 = best_t["engine_fp32"]
         steps = -(-len(x) // args.batch)
-        print(f"MLP {sizes}, batch {args.batch}, {steps} steps per epoch, numba threads "
+        print(f"MLP {sizes}, batch {args.batch}, {steps} steps per epoch, threads "
               f"{args.threads}, {args.clock} clock")
         print(f"  {'plain float32 NumPy':<34} {t_np * 1e3:8.1f} ms/epoch")
         print(f"  {'nn engine, fp32 (default)':<34} {t_fp32 * 1e3:8.1f} ms/epoch   "

@@ -91,8 +91,7 @@ def _round_f64_chunk(lo, hi, x, out, M, emin, emax):
 def fits(fmt) -> bool:
     """Whether `round_values` handles ``fmt``: IEEE-style (infinities, NaNs), every
     value a float32 (at most 24 bits, emax <= 127, smallest subnormal >= 2**-149)."""
-    return (fmt.kind == "ieee" and fmt.mbits <= 23 and fmt.emax <= 127
-            and fmt.emin - fmt.mbits >= -149)
+    return fmt.kind == "ieee" and fmt.fits_float32
 
 
 def round_values(x, fmt):

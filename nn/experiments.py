@@ -52,7 +52,6 @@ from softfloat._cli import Parser, command
 from softfloat._extras import require
 
 from . import data as _data
-from .engine import Tensor
 from .layers import MLP
 from .optim import SGD, Adam
 from .precision import Precision, lp_matmul
@@ -604,8 +603,8 @@ def main(argv=None):
                     help="fp32 accumulation order of the runs (default: the fast bounded "
                          "model; 'sequential': the exact k-order model)")
     ap.add_argument("--threads", type=int, default=1,
-                    help="numba threads (default 1: these arrays are small, and a "
-                         "parallel launch costs more than it saves)")
+                    help="threads of the library's chunk pool (default 1: these arrays "
+                         "are small, and a parallel launch costs more than it saves)")
     args = ap.parse_args(argv)
     import os
     if args.threads < 1:
@@ -636,11 +635,6 @@ def main(argv=None):
             if not existed:
                 os.remove(path)              # leave nothing behind if the run fails
     os.environ.setdefault("SOFTFLOAT_NUM_THREADS", str(max(1, args.threads)))
-    try:
-        import numba
-        numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
-    except ImportError:                  # pragma: no cover
-        pass
     t0 = time.perf_counter()
     progress = sys.stderr.isatty()       # the table below has every run once
     records, grads = [], {}

@@ -49,7 +49,6 @@ an fp32 accumulator every 128 products or never).
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 

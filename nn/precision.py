@@ -70,10 +70,9 @@ def storage_format(fmt):
     if f == sf.FP32:
         return None
     # float32 must hold every value of f exactly: precision, range and subnormals.
-    min_sub = f.emin - f.mbits
-    if f.precision > 24 or f.emax > 127 or min_sub < -149:
+    if not f.fits_float32:
         raise ValueError(f"format {f.name} does not fit in float32 (precision {f.precision}, "
-                         f"emax {f.emax}, smallest subnormal 2**{min_sub}); nn stores "
+                         f"emax {f.emax}, smallest subnormal 2**{f.min_exponent}); nn stores "
                          f"simulated values in float32 arrays")
     return f
 

@@ -14,12 +14,12 @@ from .formats import (BF16, E8M0, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E4
                       FP8_E5M2, FP8_E5M2FNUZ, FP16, FP32, TF32, Format, formats, get_format)
 from .rounding import DETERMINISTIC_MODES, ROUNDING_MODES, Rounding, get_rounding
 from . import arith as _arith, accumulate as _accumulate, lparray as _lparray, platforms as _platforms
-from .arith import *  # noqa: F401,F403  (issue 3: arithmetic on encodings)
-from .accumulate import *  # noqa: F401,F403  (issue 4: sum, dot, matmul models)
-from .lparray import *  # noqa: F401,F403  (issue 4: the low-precision array type)
-from .platforms import *  # noqa: F401,F403  (issue 6: platform descriptions)
-from .model_hook import platform_cumsum, register_model  # noqa: F401  (issue 14)
-from . import mx, mx_gemm  # noqa: F401,E402  (issue 13: block-scaled formats, fp8 GEMM models)
+from .arith import *  # noqa: F401,F403  (arithmetic on encodings)
+from .accumulate import *  # noqa: F401,F403  (sum, dot, matmul models)
+from .lparray import *  # noqa: F401,F403  (the low-precision array type)
+from .platforms import *  # noqa: F401,F403  (platform descriptions)
+from .model_hook import register_model  # noqa: F401
+from . import mx, mx_gemm  # noqa: F401,E402  (block-scaled formats, fp8 GEMM models)
 
 __version__ = "0.1.0"
 
@@ -36,7 +36,7 @@ __all__ = [
     "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP4_E2M1", "FP6_E2M3", "FP6_E3M2", "E8M0",
     "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
-    "platform_cumsum", "register_model",
+    "register_model",
 ]
 
 

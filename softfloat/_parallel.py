@@ -10,8 +10,9 @@ bits from the element index).
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
+
+from . import config
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -20,31 +21,10 @@ _pool_size = 0
 MIN_PARALLEL = 1 << 16
 
 
-_warned: set = set()
-
-
 def num_threads() -> int:
-    """Threads used for large arrays: $SOFTFLOAT_NUM_THREADS, else $NUMBA_NUM_THREADS,
-    else the number of CPUs available to this process. A SOFTFLOAT_NUM_THREADS
-    that is not a positive integer ("abc", "0", "-3") is not used: a
-    RuntimeWarning says so (once per value) and the next source decides."""
-    for var in ("SOFTFLOAT_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        v = os.environ.get(var)
-        if v is None:
-            continue
-        t = v.strip()
-        if t.isdigit() and int(t) > 0:
-            return int(t)
-        if var == "SOFTFLOAT_NUM_THREADS" and v not in _warned:
-            _warned.add(v)
-            import warnings
-            warnings.warn(f"SOFTFLOAT_NUM_THREADS={v!r} is not a positive integer; ignored "
-                          f"(using $NUMBA_NUM_THREADS or the CPUs available)",
-                          RuntimeWarning, stacklevel=2)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover (not Linux)
-        return os.cpu_count() or 1
+    """Threads used for large arrays (`softfloat.config.num_threads`:
+    $SOFTFLOAT_NUM_THREADS, else $NUMBA_NUM_THREADS, else the CPUs available)."""
+    return config.num_threads()
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:

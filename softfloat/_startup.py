@@ -12,11 +12,11 @@ both). ``SOFTFLOAT_LAZY_INIT=1`` leaves the set-up to the first kernel call (for
 a process that imports softfloat but may never run a kernel)."""
 from __future__ import annotations
 
-import os
+from . import config
 
 
 def prepare() -> None:
-    if os.environ.get("SOFTFLOAT_LAZY_INIT", "") not in ("", "0"):
+    if config.lazy_init():
         return
     from numba.core.registry import cpu_target
     cpu_target.target_context.refresh()      # idempotent; what load_overload would do

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate as V
-from ._kernels import arith as K
-from ._kernels import eft as EFT
+from . import _validate, specialize
+from ._kernels import arith as kernels
+from ._kernels import eft
 from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
 from ._parallel import chunk_count, run_chunks_each
@@ -54,7 +54,7 @@ __all__ = [
 # plumbing
 # ---------------------------------------------------------------------------
 def _setup(fmt, rounding, policies):
-    f = V.target_format(fmt)
+    f = _validate.target_format(fmt)
     res = resolve(rounding, **policies)
     pol = kernel_policy(res, f)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
@@ -64,18 +64,18 @@ def _setup(fmt, rounding, policies):
 def _kdtype(f):
     """The dtype the fast kernels see: encodings of 8-bit formats are widened to
     uint16, so that each compiles for two array types (uint16, uint32), not three.
-    The general kernels see uint32 only (`V.KERNEL_BITS`): one signature each."""
+    The general kernels see uint32 only (`_validate.KERNEL_BITS`): one signature each."""
     return np.dtype(np.uint16) if f.nbits <= 16 else np.dtype(np.uint32)
 
 
-def _kbits(x, f, name, dtype=V.KERNEL_BITS):
+def _kbits(x, f, name, dtype=_validate.KERNEL_BITS):
     """Validated encodings of f, in the kernels' dtype, writable (a read-only
     array would make numba compile another specialization)."""
-    b = V.as_bits(x, f, name).astype(dtype, copy=False)
+    b = _validate.as_bits(x, f, name).astype(dtype, copy=False)
     return b if b.flags.writeable else b.copy()
 
 
-def _operands(arrays, f, names, dtype=V.KERNEL_BITS):
+def _operands(arrays, f, names, dtype=_validate.KERNEL_BITS):
     """Validate encodings and bring them to a common shape: returns
     (shape, [(flat array, index mask)])."""
     bs = [_kbits(x, f, nm, dtype) for x, nm in zip(arrays, names)]
@@ -89,7 +89,7 @@ def _operands(arrays, f, names, dtype=V.KERNEL_BITS):
         if b.size == 1:
             out.append((np.ascontiguousarray(b).reshape(1), 0))
         elif b.shape == shape:
-            out.append((V.flat(b), -1))
+            out.append((_validate.flat(b), -1))
         else:
             out.append((np.array(np.broadcast_to(b, shape), copy=True).reshape(-1), -1))
     return shape, out
@@ -108,21 +108,21 @@ def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
 def _flag_buffer(n, return_flags):
     # every operation with flags asks for this buffer first: the one check that
     # return_flags is a real boolean (a truthy string must not switch it on)
-    return np.empty(n if V.boolean(return_flags, "return_flags") else 1, np.uint8)
+    return np.empty(n if _validate.boolean(return_flags, "return_flags") else 1, np.uint8)
 
 
-_FAST_OPS = (K.OP_ADD, K.OP_SUB, K.OP_MUL, K.OP_DIV)
-_EFT_OP = {K.OP_ADD: EFT.OP_ADD, K.OP_SUB: EFT.OP_SUB, K.OP_MUL: EFT.OP_MUL,
-           K.OP_DIV: EFT.OP_DIV}
+_FAST_OPS = (kernels.OP_ADD, kernels.OP_SUB, kernels.OP_MUL, kernels.OP_DIV)
+_EFT_OP = {kernels.OP_ADD: eft.OP_ADD, kernels.OP_SUB: eft.OP_SUB, kernels.OP_MUL: eft.OP_MUL,
+           kernels.OP_DIV: eft.OP_DIV}
 
 
 def _eft_ok(f, res, pol) -> bool:
     """The float32 + error-free-transformation kernels (softfloat._kernels.eft)
     apply: fp16/bf16, a deterministic mode, operands read as they are (no daz),
     fast paths on, and the host's float32 hardware usable (see hw.use_hw)."""
-    return (res.fast_paths and f.params in (EFT.FP16, EFT.BF16)
+    return (res.fast_paths and f.params in (eft.FP16, eft.BF16)
             and res.rounding != Rounding.STOCHASTIC
-            and not pol[K.P_DAZ] and hw.use_hw())
+            and not pol[kernels.P_DAZ] and hw.use_hw())
 
 
 # slow-element list per chunk of an eft pass-1 kernel (longer lists: a scan)
@@ -164,10 +164,10 @@ def _eft_run(kernel, args, full, out, scratch, general):
 
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
-    eft = op in _FAST_OPS and _eft_ok(f, res, pol)
+    use_eft = op in _FAST_OPS and _eft_ok(f, res, pol)
     fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
             and res.fast_paths)
-    kdt = _kdtype(f) if fast else V.KERNEL_BITS
+    kdt = _kdtype(f) if fast else _validate.KERNEL_BITS
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, kdt)
@@ -176,17 +176,18 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
         fa = fa if ma else np.full(n, fa[0], fa.dtype)
         fb = fb if mb else np.full(n, fb[0], fb.dtype)
         scratch = flg if return_flags else np.empty(n, np.uint8)
-    if eft:
+    if use_eft:
         # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
         # the general kernel for the elements it leaves
         def general(subs, o2, f2):
-            s0, s1 = (x.astype(V.KERNEL_BITS) for x in subs)
-            o = np.empty(o2.size, V.KERNEL_BITS)
-            r = K.binary_array(op, s0, s1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            s0, s1 = (x.astype(_validate.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, _validate.KERNEL_BITS)
+            r = kernels.binary_array(op, s0, s1, -1, -1, o, f2, True, *f.params, pol,
+                                     key, _validate.CHUNK)
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.kernel(f.params, _EFT_OP[op], int(res.rounding)), (fa, fb),
+        allf = _eft_run(eft.kernel(f.params, _EFT_OP[op], int(res.rounding)), (fa, fb),
                         (fa, fb), out, scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
@@ -194,10 +195,10 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
         # two-pass kernel: a vectorized pass for normal operands and results, the
         # general path for the rest (softfloat._kernels.arith_fast)
         allf = binary_fast_array(op, fa, fb, out, scratch, return_flags, *f.params, pol,
-                                 V.CHUNK)
+                                 _validate.CHUNK)
     else:
-        allf = K.binary_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params, pol,
-                              key, V.CHUNK)
+        allf = kernels.binary_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params, pol,
+                              key, _validate.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
 
 
@@ -207,42 +208,43 @@ def _compare(op, a, b, fmt, return_flags, policies):
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, np.bool_)
     flg = _flag_buffer(n, return_flags)
-    allf = K.compare_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params,
-                           pol[K.P_DAZ], V.CHUNK)
+    allf = kernels.compare_array(op, fa, fb, ma, mb, out, flg, return_flags, *f.params,
+                           pol[kernels.P_DAZ], _validate.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags)
 
 
 def _unary(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     flg = None
-    if op == K.OP_SQRT and _eft_ok(f, res, pol):
+    if op == kernels.OP_SQRT and _eft_ok(f, res, pol):
         x = _kbits(a, f, "a", _kdtype(f))
-        src = V.flat(x)
+        src = _validate.flat(x)
         out = np.empty(src.size, x.dtype)
         flg = _flag_buffer(src.size, return_flags)
         scratch = flg if return_flags else np.empty(src.size, np.uint8)
 
         def general(subs, o2, f2):
-            o = np.empty(o2.size, V.KERNEL_BITS)
-            r = K.unary_array(op, subs[0].astype(V.KERNEL_BITS), o, f2, True, *f.params, pol,
-                              key, V.CHUNK)
+            o = np.empty(o2.size, _validate.KERNEL_BITS)
+            r = kernels.unary_array(op, subs[0].astype(_validate.KERNEL_BITS), o, f2, True, *f.params, pol,
+                              key, _validate.CHUNK)
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.kernel(f.params, EFT.OP_SQRT, int(res.rounding)), (src,), (src,),
+        allf = _eft_run(eft.kernel(f.params, eft.OP_SQRT, int(res.rounding)), (src,), (src,),
                         out, scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
     x = _kbits(a, f, "a")
-    src = V.flat(x)
-    out = np.empty(src.size, V.KERNEL_BITS)
+    src = _validate.flat(x)
+    out = np.empty(src.size, _validate.KERNEL_BITS)
     if flg is None:
         flg = _flag_buffer(src.size, return_flags)
-    allf = K.unary_array(op, src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
+    allf = kernels.unary_array(op, src, out, flg, return_flags, *f.params, pol,
+                               key, _validate.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags, f.dtype)
 
 
-_check_bool = V.boolean
+_check_bool = _validate.boolean
 
 
 _POLICY_DOC = """
@@ -267,7 +269,7 @@ def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
-    return _binary(K.OP_ADD, a, b, fmt, rounding, return_flags, dict(
+    return _binary(kernels.OP_ADD, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -276,7 +278,7 @@ def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
-    return _binary(K.OP_SUB, a, b, fmt, rounding, return_flags, dict(
+    return _binary(kernels.OP_SUB, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -285,7 +287,7 @@ def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
-    return _binary(K.OP_MUL, a, b, fmt, rounding, return_flags, dict(
+    return _binary(kernels.OP_MUL, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -294,7 +296,7 @@ def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
-    return _binary(K.OP_DIV, a, b, fmt, rounding, return_flags, dict(
+    return _binary(kernels.OP_DIV, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -306,12 +308,12 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
-    eft = _eft_ok(f, res, pol)
+    use_eft = _eft_ok(f, res, pol)
     shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"),
-                                                      _kdtype(f) if eft else V.KERNEL_BITS)
+                                                      _kdtype(f) if use_eft else _validate.KERNEL_BITS)
     n = int(np.prod(shape, dtype=np.int64))
     flg = _flag_buffer(n, return_flags)
-    if eft:
+    if use_eft:
         # fp16/bf16: float32 + error-free transformations (softfloat._kernels.eft),
         # the general kernel for the elements it leaves
         full = tuple(x if m else np.full(n, x[0], x.dtype) for x, m in ((fa, ma), (fb, mb),
@@ -320,20 +322,21 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         scratch = flg if return_flags else np.empty(n, np.uint8)
 
         def general(subs, o2, f2):
-            s0, s1, s2 = (x.astype(V.KERNEL_BITS) for x in subs)
-            o = np.empty(o2.size, V.KERNEL_BITS)
-            r = K.fma_array(s0, s1, s2, -1, -1, -1, o, f2, True, *f.params, pol, key, V.CHUNK)
+            s0, s1, s2 = (x.astype(_validate.KERNEL_BITS) for x in subs)
+            o = np.empty(o2.size, _validate.KERNEL_BITS)
+            r = kernels.fma_array(s0, s1, s2, -1, -1, -1, o, f2, True, *f.params, pol,
+                                  key, _validate.CHUNK)
             o2[:] = o
             return r
 
-        allf = _eft_run(EFT.kernel(f.params, EFT.OP_FMA, int(res.rounding)), full, full, out,
+        allf = _eft_run(eft.kernel(f.params, eft.OP_FMA, int(res.rounding)), full, full, out,
                         scratch, general)
         if allf is not None:
             return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
-        fa, fb, fc = (x.astype(V.KERNEL_BITS) for x in (fa, fb, fc))
-    out = np.empty(n, V.KERNEL_BITS)
-    allf = K.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
-                       V.CHUNK)
+        fa, fb, fc = (x.astype(_validate.KERNEL_BITS) for x in (fa, fb, fc))
+    out = np.empty(n, _validate.KERNEL_BITS)
+    allf = kernels.fma_array(fa, fb, fc, ma, mb, mc, out, flg, return_flags, *f.params, pol, key,
+                       _validate.CHUNK)
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
 
 
@@ -341,7 +344,7 @@ def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None
          overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
-    return _unary(K.OP_SQRT, a, fmt, rounding, return_flags, dict(
+    return _unary(kernels.OP_SQRT, a, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -363,7 +366,7 @@ def _fnuz_fixed(x, r, f):
 
 
 def _signop_result(r, return_flags):
-    if V.boolean(return_flags, "return_flags"):
+    if _validate.boolean(return_flags, "return_flags"):
         return r, np.zeros(r.shape, np.uint8)
     return r
 
@@ -371,10 +374,11 @@ def _signop_result(r, return_flags):
 def neg(a, fmt, *, return_flags=False):
     """-a: flips the sign bit (of NaNs too; fnuz zero and NaN unchanged). No flags.
     fnu formats (e8m0) have no sign bit and only positive values: -a is their NaN."""
-    f = V.target_format(fmt)
-    x = V.as_bits(a, f, "a")
+    f = _validate.target_format(fmt)
+    x = _validate.as_bits(a, f, "a")
     if not f.has_sign:
-        return _signop_result(np.full(x.shape, f.default_nan_bits, f.dtype), return_flags)
+        return _signop_result(np.full(x.shape, specialize.fresh_nan_bits(f), f.dtype),
+                              return_flags)
     r = _fnuz_fixed(x, (x ^ f.dtype.type(f.sign_mask)).astype(f.dtype), f)
     return _signop_result(r, return_flags)
 
@@ -382,8 +386,8 @@ def neg(a, fmt, *, return_flags=False):
 def abs(a, fmt, *, return_flags=False):  # noqa: A001  (the IEEE name; shadows the builtin here)
     """|a|: clears the sign bit (of NaNs too; the fnuz NaN unchanged). No flags.
     fnu formats (e8m0, no sign bit): a unchanged."""
-    f = V.target_format(fmt)
-    x = V.as_bits(a, f, "a")
+    f = _validate.target_format(fmt)
+    x = _validate.as_bits(a, f, "a")
     if not f.has_sign:
         return _signop_result(np.array(x, f.dtype), return_flags)
     r = _fnuz_fixed(x, (x & f.dtype.type(f.sign_mask - 1)).astype(f.dtype), f)
@@ -392,9 +396,9 @@ def abs(a, fmt, *, return_flags=False):  # noqa: A001  (the IEEE name; shadows t
 
 def copysign(a, b, fmt, *, return_flags=False):
     """a with b's sign bit (broadcast; fnuz zero and NaN of a unchanged). No flags."""
-    f = V.target_format(fmt)
-    x = V.as_bits(a, f, "a")
-    y = V.as_bits(b, f, "b")
+    f = _validate.target_format(fmt)
+    x = _validate.as_bits(a, f, "a")
+    y = _validate.as_bits(b, f, "b")
     shape = np.broadcast_shapes(x.shape, y.shape)
     x = np.broadcast_to(x, shape)
     if not f.has_sign:                  # fnu (e8m0): b is positive, a unchanged
@@ -419,20 +423,20 @@ def _make_compare(name, op, doc):
 
 _Q = "Quiet: invalid only for a signaling NaN operand; "
 _S = "Signaling: invalid for any NaN operand; "
-eq = _make_compare("eq", K.CMP_EQ, "a == b. " + _Q + "False when unordered.")
-ne = _make_compare("ne", K.CMP_NE, "a != b. " + _Q + "True when unordered.")
-lt = _make_compare("lt", K.CMP_LT, "a < b. " + _Q + "False when unordered.")
-le = _make_compare("le", K.CMP_LE, "a <= b. " + _Q + "False when unordered.")
-gt = _make_compare("gt", K.CMP_GT, "a > b. " + _Q + "False when unordered.")
-ge = _make_compare("ge", K.CMP_GE, "a >= b. " + _Q + "False when unordered.")
-unordered = _make_compare("unordered", K.CMP_UN, "True where a or b is NaN. " + _Q)
-_SG = K.CMP_SIGNALING
-eq_signaling = _make_compare("eq_signaling", K.CMP_EQ + _SG, "a == b. " + _S + "False when unordered.")
-ne_signaling = _make_compare("ne_signaling", K.CMP_NE + _SG, "a != b. " + _S + "True when unordered.")
-lt_signaling = _make_compare("lt_signaling", K.CMP_LT + _SG, "a < b (C's <). " + _S + "False when unordered.")
-le_signaling = _make_compare("le_signaling", K.CMP_LE + _SG, "a <= b (C's <=). " + _S + "False when unordered.")
-gt_signaling = _make_compare("gt_signaling", K.CMP_GT + _SG, "a > b (C's >). " + _S + "False when unordered.")
-ge_signaling = _make_compare("ge_signaling", K.CMP_GE + _SG, "a >= b (C's >=). " + _S + "False when unordered.")
+eq = _make_compare("eq", kernels.CMP_EQ, "a == b. " + _Q + "False when unordered.")
+ne = _make_compare("ne", kernels.CMP_NE, "a != b. " + _Q + "True when unordered.")
+lt = _make_compare("lt", kernels.CMP_LT, "a < b. " + _Q + "False when unordered.")
+le = _make_compare("le", kernels.CMP_LE, "a <= b. " + _Q + "False when unordered.")
+gt = _make_compare("gt", kernels.CMP_GT, "a > b. " + _Q + "False when unordered.")
+ge = _make_compare("ge", kernels.CMP_GE, "a >= b. " + _Q + "False when unordered.")
+unordered = _make_compare("unordered", kernels.CMP_UN, "True where a or b is NaN. " + _Q)
+_SG = kernels.CMP_SIGNALING
+eq_signaling = _make_compare("eq_signaling", kernels.CMP_EQ + _SG, "a == b. " + _S + "False when unordered.")
+ne_signaling = _make_compare("ne_signaling", kernels.CMP_NE + _SG, "a != b. " + _S + "True when unordered.")
+lt_signaling = _make_compare("lt_signaling", kernels.CMP_LT + _SG, "a < b (C's <). " + _S + "False when unordered.")
+le_signaling = _make_compare("le_signaling", kernels.CMP_LE + _SG, "a <= b (C's <=). " + _S + "False when unordered.")
+gt_signaling = _make_compare("gt_signaling", kernels.CMP_GT + _SG, "a > b (C's >). " + _S + "False when unordered.")
+ge_signaling = _make_compare("ge_signaling", kernels.CMP_GE + _SG, "a >= b (C's >=). " + _S + "False when unordered.")
 
 
 # ---------------------------------------------------------------------------
@@ -449,13 +453,13 @@ def _make_minmax(name, op, doc):
     return mm
 
 
-minimum = _make_minmax("minimum", K.OP_MIN,
+minimum = _make_minmax("minimum", kernels.OP_MIN,
                        "IEEE 754-2019 minimum(a, b): NaN if either operand is NaN.")
-maximum = _make_minmax("maximum", K.OP_MAX,
+maximum = _make_minmax("maximum", kernels.OP_MAX,
                        "IEEE 754-2019 maximum(a, b): NaN if either operand is NaN.")
-minimum_number = _make_minmax("minimum_number", K.OP_MINNUM,
+minimum_number = _make_minmax("minimum_number", kernels.OP_MINNUM,
                               "IEEE 754-2019 minimumNumber(a, b): a number wins over a NaN.")
-maximum_number = _make_minmax("maximum_number", K.OP_MAXNUM,
+maximum_number = _make_minmax("maximum_number", kernels.OP_MAXNUM,
                               "IEEE 754-2019 maximumNumber(a, b): a number wins over a NaN.")
 
 
@@ -468,7 +472,7 @@ def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
     with ``exact=True`` roundToIntegralExact, which raises inexact when the value
     changes). The sign is kept (-0.5 -> -0). NaN: the NaN policy; sNaN invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_RINT / OP_RINTX)."""
-    op = K.OP_RINTX if _check_bool(exact, "exact") else K.OP_RINT
+    op = kernels.OP_RINTX if _check_bool(exact, "exact") else kernels.OP_RINT
     return _unary(op, a, fmt, rounding, return_flags, dict(
         subnormals=subnormals, daz=daz, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
 
@@ -477,11 +481,11 @@ def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
     exact = _check_bool(exact, "exact")
     f, res, pol, key = _setup(fmt, rounding, policies)
     x = _kbits(a, f, "a")
-    src = V.flat(x)
+    src = _validate.flat(x)
     out = np.empty(src.size, np.int64)      # one signature; int32 results narrowed below
     flg = _flag_buffer(src.size, return_flags)
-    allf = K.to_int_array(src, out, flg, return_flags, ibits, exact, *f.params, pol, key,
-                          V.CHUNK)
+    allf = kernels.to_int_array(src, out, flg, return_flags, ibits, exact, *f.params, pol, key,
+                          _validate.CHUNK)
     return _finish(out, flg, allf, res, x.shape, return_flags,
                    np.int32 if ibits == 32 else None)
 
@@ -529,8 +533,8 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
         sr_bits=sr_bits, seed=seed, rng=rng))
-    src = V.writable(V.flat(arr.astype(np.int64, copy=False)))
-    out = np.empty(src.size, V.KERNEL_BITS)
+    src = _validate.writable(_validate.flat(arr.astype(np.int64, copy=False)))
+    out = np.empty(src.size, _validate.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)
-    allf = K.from_int_array(src, out, flg, return_flags, *f.params, pol, key, V.CHUNK)
+    allf = kernels.from_int_array(src, out, flg, return_flags, *f.params, pol, key, _validate.CHUNK)
     return _finish(out, flg, allf, res, arr.shape, return_flags, f.dtype)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import os
 
 import numpy as np
 
-from . import _validate as V
+from . import _validate
+from . import config
+from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
@@ -35,9 +36,9 @@ def check_option(name: str, v):
     if name == "rounding":
         get_rounding(v)
     elif name == "subnormals":
-        V.boolean(v, name)
+        _validate.boolean(v, name)
     elif name in ("ftz", "daz"):
-        V.optional_boolean(v, name)
+        _validate.optional_boolean(v, name)
     elif name == "overflow":
         if v is not None and (not isinstance(v, str) or v not in OVERFLOW_POLICIES):
             raise ValueError(f"unknown overflow policy {v!r}; expected None or one of "
@@ -57,7 +58,7 @@ def check_option(name: str, v):
             raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got "
                             f"{type(v).__name__}")
     elif name == "fast_paths":
-        V.boolean(v, name)
+        _validate.boolean(v, name)
     elif name == "flags":
         if not isinstance(v, (Flags, int)) or isinstance(v, bool):
             raise TypeError(f"flags must be a softfloat.Flags value, got {type(v).__name__}")
@@ -105,7 +106,8 @@ class Context:
         the same bits and flags as the general integer kernels. False runs the
         general kernels only (to check the fast ones, or to rule them out). The
         default comes from the environment variable ``SOFTFLOAT_FAST_PATHS``
-        (``0``/``false``/``no``/``off`` turn them off), read when a context is made.
+        (``0``/``false``/``no``/``off``, any case, turn them off; see softfloat.config),
+        read when a context is made.
     flags : Flags
         Sticky flags: every call ORs the flags it raised into the context's.
     """
@@ -139,10 +141,9 @@ class Context:
 
 
 def env_fast_paths() -> bool:
-    """The default of Context.fast_paths: False when $SOFTFLOAT_FAST_PATHS is
-    0/false/no/off, True otherwise."""
-    v = os.environ.get("SOFTFLOAT_FAST_PATHS", "1").strip().lower()
-    return v not in ("0", "false", "no", "off")
+    """The default of Context.fast_paths: $SOFTFLOAT_FAST_PATHS (softfloat.config;
+    on unless set to 0/false/no/off, any case)."""
+    return config.fast_paths()
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
@@ -223,7 +224,6 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:
     """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*)."""
-    from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
     ov = res.overflow
     if ov is None:
         ov = "ieee" if fmt.has_inf else "nan"

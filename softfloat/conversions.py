@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate as V
-from ._kernels import convert_hw as HW
+from . import _validate
+from ._kernels import convert_hw
 from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, P_NAN
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
@@ -43,21 +43,21 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
     if d == _FP16_PARAMS and hw.use_hw():
         if not hw.HAVE_F16C_AVX:
             return None
-        return HW.fp16_rne_chunk if res.rounding == Rounding.NEAREST_EVEN else HW.fp16_chunk
+        return convert_hw.fp16_rne_chunk if res.rounding == Rounding.NEAREST_EVEN else convert_hw.fp16_chunk
     if d == _BF16_PARAMS:
         if f32:
-            return HW.f32_bf16_chunk
+            return convert_hw.f32_bf16_chunk
         if hw.use_hw():
-            return HW.f64_bf16_chunk
+            return convert_hw.f64_bf16_chunk
     return None
 
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
-    return_flags = V.boolean(return_flags, "return_flags")
+    return_flags = _validate.boolean(return_flags, "return_flags")
     pol = kernel_policy(res, dst)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    src = V.writable(V.flat(src_int))
+    src = _validate.writable(_validate.flat(src_int))
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
@@ -67,10 +67,10 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
         out = np.empty(src.size, dst.dtype)
         fsrc = src.view(_HOST_FLOAT[src.dtype.itemsize])
         mode = int(res.rounding)
-        th = HW.thresholds(dst.params, mode)
-        ksrc, kout = (src if hwk is HW.f32_bf16_chunk else fsrc), out
-        if hwk is HW.fp16_rne_chunk or hwk is HW.fp16_chunk:
-            th = HW.signed_thresholds(mode, *th)
+        th = convert_hw.thresholds(dst.params, mode)
+        ksrc, kout = (src if hwk is convert_hw.f32_bf16_chunk else fsrc), out
+        if hwk is convert_hw.fp16_rne_chunk or hwk is convert_hw.fp16_chunk:
+            th = convert_hw.signed_thresholds(mode, *th)
             if src.size < hw.BLOCK:
                 # the fp16 kernels take whole blocks: pad with zeros (exact, no flags)
                 ksrc = np.zeros(hw.BLOCK, fsrc.dtype)
@@ -84,7 +84,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
             if r & 256:
                 # NaN inputs: the general kernel decides their encodings and flags
                 idx = np.flatnonzero(np.isnan(fsrc))
-                s2, o2 = V.kernel_io(np.ascontiguousarray(src[idx]), idx.size)
+                s2, o2 = _validate.kernel_io(np.ascontiguousarray(src[idx]), idx.size)
                 allf |= run_chunks(convert_chunk, idx.size, s2, o2, flg, False, sE, sM, sb,
                                    sk, dE, dM, db, dk, pol, key)
                 out[idx] = o2
@@ -103,7 +103,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     else:
         # Every other pair: one array signature per kernel (int64 sources, uint32
         # encodings out), so that each kernel compiles once, not once per dtype pair.
-        src, out = V.kernel_io(src, src.size)
+        src, out = _validate.kernel_io(src, src.size)
         if fast_ok:
             # IEEE source whose normal range covers the target's: the branch-free,
             # vectorized kernel (identical results; see softfloat._kernels.convert).
@@ -147,11 +147,11 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
 
     Wraps the kernel `softfloat._kernels.convert.convert_array`.
     """
-    a = V.as_values(x)
-    dst = V.target_format(fmt)
+    a = _validate.as_values(x)
+    dst = _validate.target_format(fmt)
     res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
                   tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
-    return _run_convert(V.int_view(a), V.HOST_FORMATS[a.dtype], dst, res, return_flags,
+    return _run_convert(_validate.int_view(a), _validate.HOST_FORMATS[a.dtype], dst, res, return_flags,
                         a.shape)
 
 
@@ -160,9 +160,9 @@ def from_bits(bits, fmt) -> np.ndarray:
 
     Wraps `softfloat._kernels.convert.to_float64_array`.
     """
-    f = V.target_format(fmt)
-    b = V.as_bits(bits, f)
-    src = V.writable(V.flat(b))
+    f = _validate.target_format(fmt)
+    b = _validate.as_bits(bits, f)
+    src = _validate.writable(_validate.flat(b))
     if src.dtype != np.uint16:          # one signature beside the hot uint16 one
         src = src.astype(np.uint32)
     out = np.empty(src.size, np.int64)
@@ -177,7 +177,7 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, **policies):
     The policies are those of `to_bits`.
     """
     r = to_bits(x, fmt, rounding, return_flags=return_flags, **policies)
-    f = V.target_format(fmt)
+    f = _validate.target_format(fmt)
     if return_flags:
         return from_bits(r[0], f), r[1]
     return from_bits(r, f)
@@ -190,12 +190,12 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
 
     Policies as in `to_bits`; ``daz`` applies to the source operands.
     """
-    s = V.source_format(src_fmt)
+    s = _validate.source_format(src_fmt)
     if s is FP64:
         raise ValueError("convert takes encodings of a simulated format; for float64 "
                          "values use softfloat.to_bits")
-    d = V.target_format(dst_fmt)
-    b = V.as_bits(bits, s, "bits")
+    d = _validate.target_format(dst_fmt)
+    b = _validate.as_bits(bits, s, "bits")
     res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
                   tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
     return _run_convert(b, s, d, res, return_flags, b.shape)

@@ -49,7 +49,8 @@ __all__ = [
     "get_format", "formats",
 ]
 
-_KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4}
+#: the integer code of each kind, as the kernels read it (softfloat._kernels.codes)
+KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4}
 
 
 def _exact_int(v, name: str, lo: int, hi: int) -> int:
@@ -96,8 +97,8 @@ class Format:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"Format name must be a non-empty string, got {self.name!r}")
         object.__setattr__(self, "name", str(self.name))
-        if not isinstance(self.kind, str) or self.kind not in _KIND_CODES:
-            raise ValueError(f"Format kind must be one of {list(_KIND_CODES)}, got {self.kind!r}")
+        if not isinstance(self.kind, str) or self.kind not in KIND_CODES:
+            raise ValueError(f"Format kind must be one of {list(KIND_CODES)}, got {self.kind!r}")
         object.__setattr__(self, "kind", str(self.kind))
         for attr, lo, hi in (("ebits", 2, 11), ("mbits", 0 if self.kind == "fnu" else 1, 52)):
             object.__setattr__(self, attr, _exact_int(getattr(self, attr), attr, lo, hi))
@@ -130,7 +131,7 @@ class Format:
     # ---- derived layout -------------------------------------------------
     @property
     def kind_code(self) -> int:
-        return _KIND_CODES[self.kind]
+        return KIND_CODES[self.kind]
 
     @property
     def has_sign(self) -> bool:
@@ -203,16 +204,31 @@ class Format:
 
     @property
     def default_nan_bits(self) -> int:
-        """The format's own canonical quiet NaN (0x7E00 fp16, 0x7FC0 bf16, 0x7F e4m3, 0x80 fnuz).
-        Defined in softfloat.specialize (the owner of the NaN rules)."""
-        from .specialize import default_nan_bits
-        return default_nan_bits(self)
+        """The format's own default NaN: positive, quiet, payload 0 (0x7E00 fp16,
+        0x7FC0 bf16, 0x7F e4m3 (fn), 0x80 fnuz, 0xFF e8m0 (fnu)). ``finite`` formats
+        (OCP fp4/fp6) have no NaN: 0, the +0 that a NaN result becomes there.
+        An encoding fact; which NaN a result gets is softfloat.specialize's rule."""
+        if self.kind == "ieee":
+            return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
+        if self.kind in ("fn", "fnu"):
+            return (1 << (self.ebits + self.mbits)) - 1
+        if self.kind == "finite":
+            return 0
+        return self.sign_mask                   # fnuz: the pattern of -0
 
     def is_nan_bits(self, bits):
-        """True where ``bits`` (an int or an integer array, in range) encodes a NaN.
-        Defined in softfloat.specialize (the owner of the NaN rules)."""
-        from .specialize import is_nan_bits
-        return is_nan_bits(self, bits)
+        """True where ``bits`` (an int or an integer array of encodings, in range;
+        any integer dtype) encodes a NaN."""
+        if self.kind == "fnuz":
+            return bits == self.sign_mask
+        if self.kind == "finite":               # OCP fp4/fp6: no NaN
+            return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
+        if self.kind == "fnu":                  # e8m0: all ones
+            return bits == self.sign_mask - 1
+        mag = bits & (self.sign_mask - 1)
+        if self.kind == "fn":
+            return mag == self.sign_mask - 1
+        return mag > (((1 << self.ebits) - 1) << self.mbits)
 
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
     @property
@@ -240,6 +256,17 @@ class Format:
     def unit_roundoff(self) -> float:
         """u = eps/2, the bound on relative error of round-to-nearest."""
         return 2.0 ** (-self.mbits - 1)
+
+    @property
+    def min_exponent(self) -> int:
+        """Exponent of the smallest positive value: ``smallest_subnormal == 2**min_exponent``."""
+        return self.emin if self.kind == "fnu" else self.emin - self.mbits
+
+    @property
+    def fits_float32(self) -> bool:
+        """Whether every finite value of the format is a float32, exactly: at most 24
+        bits of precision, largest exponent <= 127, smallest value >= 2**-149."""
+        return self.precision <= 24 and self.emax <= 127 and self.min_exponent >= -149
 
     def _value_of(self, bits: int) -> Fraction:
         e = (bits >> self.mbits) & ((1 << self.ebits) - 1)

@@ -3,15 +3,16 @@
 A module that transcribes a platform's reduction order (``softfloat.torch_models``
 for ``torch_cpu``) registers its functions with `register_model`; the platform
 interpreter (`softfloat.platforms`: ``platform_sum``, ``platform_mean``,
-``platform_matmul``, and `platform_cumsum` here) asks `model_for` first and falls
+``platform_matmul``, ``platform_cumsum``) asks `model_for` first and falls
 back to its generic model when none is registered or an order is forced.
-Modules named in ``MODEL_MODULES`` are imported on first use.
+Modules named in ``MODEL_MODULES`` are imported on first use, by name: the hook
+never imports a platform or a model module statically, so it sits below both.
 """
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["register_model", "model_for", "platform_cumsum", "MODEL_MODULES", "MODEL_OPS"]
+__all__ = ["register_model", "model_for", "MODEL_MODULES", "MODEL_OPS"]
 
 MODEL_OPS = ("sum", "mean", "cumsum", "matmul")
 #: platform name -> module that registers its models when imported
@@ -37,14 +38,3 @@ def model_for(platform_name: str, op: str):
         importlib.import_module(mod)           # registers its models on import
     return _MODELS.get((platform_name, op))
 
-
-def platform_cumsum(bits, fmt, axis, platform=None, **kw):
-    """Cumulative sum of ``fmt`` encodings along ``axis`` by the platform's
-    registered model (``torch_cpu``: sequential in the accumulate type, each
-    output rounded to ``fmt``); ValueError where the platform has none."""
-    from .platforms import get_platform
-    plat = get_platform(platform)
-    fn = model_for(plat.name, "cumsum")
-    if fn is None:
-        raise ValueError(f"platform {plat.name!r} has no cumsum model")
-    return fn(bits, fmt, axis, **kw)

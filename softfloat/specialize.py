@@ -7,10 +7,16 @@ that owns the NaN rules.
   accepted wherever a ``nan=`` keyword is), turned into the two entries of the
   kernel policy tuple by `kernel_nan` (the kernels' half is
   ``softfloat/_kernels/specialize.py``, which says what each mode does);
-* a platform's rules per step (`platform_nan`: the ``nan=`` value that makes the
-  kernels produce what the platform produces, fresh NaN included) and its fresh
-  NaN (`fresh_nan_bits`), so that no output is patched afterwards;
+* the fresh NaN of a pattern (`fresh_nan_bits`);
 * results of invalid conversions to integers (`invalid_int_bits`).
+
+Which encodings are NaNs is a fact of the format (`Format.is_nan_bits`,
+`Format.default_nan_bits`; the functions here take the format first, as the
+rest of this module does). This module never looks a platform up: as in
+SoftFloat, the platform chooses its specialization. A `Platform` states its
+rules as data and turns them into a `NanRule` per step
+(`softfloat.platforms.Platform.nan_policy`), which the kernels carry out, so
+no output is patched afterwards.
 
 Modules that need a NaN ask here; none spells a NaN pattern of its own.
 """
@@ -20,8 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._kernels.codes import NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE, P_NANBITS
+from .formats import Format, get_format
+
 __all__ = ["NanRule", "NAN_WORDS", "default_nan_bits", "is_nan_bits", "is_snan_bits",
-           "fresh_nan_bits", "platform_nan", "kernel_nan", "kernel_fresh_nan",
+           "fresh_nan_bits", "kernel_nan", "kernel_fresh_nan",
            "invalid_int_bits"]
 
 # The words a nan= keyword accepts (besides an int pattern and a NanRule).
@@ -64,8 +73,6 @@ class NanRule:
         if p == "negative":
             if fmt.kind in ("fnuz", "fnu", "finite"):   # no sign to set on the NaN
                 return default_nan_bits(fmt)
-            if fmt.kind == "fnuz":          # a single NaN, already "negative"
-                return default_nan_bits(fmt)
             return default_nan_bits(fmt) | fmt.sign_mask
         b = int(p)
         if not (0 <= b < (1 << fmt.nbits) and bool(is_nan_bits(fmt, b))):
@@ -76,32 +83,16 @@ class NanRule:
 # --------------------------------------------------------------------------
 # Encodings
 # --------------------------------------------------------------------------
-def default_nan_bits(fmt) -> int:
-    """The format's own default NaN: positive, quiet, payload 0 (0x7E00 fp16,
-    0x7FC0 bf16, 0x7F e4m3 (fn), 0x80 fnuz, 0xFF e8m0 (fnu)). ``finite`` formats
-    (OCP fp4/fp6) have no NaN: 0, the +0 that a NaN result becomes there."""
-    if fmt.kind == "ieee":
-        return (((1 << fmt.ebits) - 1) << fmt.mbits) | (1 << (fmt.mbits - 1))
-    if fmt.kind in ("fn", "fnu"):
-        return (1 << (fmt.ebits + fmt.mbits)) - 1
-    if fmt.kind == "finite":
-        return 0
-    return fmt.sign_mask
+def default_nan_bits(fmt: Format) -> int:
+    """The format's own default NaN (`Format.default_nan_bits`): positive, quiet,
+    payload 0; 0 (+0) for ``finite`` formats, which have no NaN."""
+    return fmt.default_nan_bits
 
 
-def is_nan_bits(fmt, bits):
+def is_nan_bits(fmt: Format, bits):
     """True where ``bits`` (an int or an integer array of encodings of ``fmt``, in
-    range; any integer dtype) encodes a NaN."""
-    if fmt.kind == "fnuz":
-        return bits == fmt.sign_mask
-    if fmt.kind == "finite":                # OCP fp4/fp6: no NaN
-        return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
-    if fmt.kind == "fnu":                   # e8m0: all ones
-        return bits == fmt.sign_mask - 1
-    mag = bits & (fmt.sign_mask - 1)
-    if fmt.kind == "fn":
-        return mag == fmt.sign_mask - 1
-    return mag > (((1 << fmt.ebits) - 1) << fmt.mbits)
+    range; any integer dtype) encodes a NaN (`Format.is_nan_bits`)."""
+    return fmt.is_nan_bits(bits)
 
 
 def is_snan_bits(fmt, bits):
@@ -132,7 +123,6 @@ def as_rule(nan) -> NanRule:
 def kernel_nan(nan, fmt) -> tuple:
     """(P_NAN mode code, P_NANBITS pattern) of the kernel policy tuple for a
     ``nan=`` value and the result format."""
-    from ._kernels.codes import NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE
     r = as_rule(nan)
     code = {"propagate": NAN_PROPAGATE, "canonical": NAN_CANONICAL, "keep": NAN_KEEP}[r.mode]
     return code, r.bits(fmt)
@@ -142,49 +132,15 @@ def kernel_fresh_nan(pol) -> int:
     """The fresh NaN (an invalid operation without a NaN operand) of a kernel
     policy tuple, for code outside the kernels that makes one (a native fast
     path's inf - inf)."""
-    from ._kernels.codes import P_NANBITS
     return int(pol[P_NANBITS])
 
 
-# --------------------------------------------------------------------------
-# Platforms
-# --------------------------------------------------------------------------
-def platform_nan(platform, stage: str, fmt) -> NanRule:
-    """The ``nan=`` policy under which the kernels produce what ``platform`` gives
-    at ``stage`` ('result': an operation computed in ``fmt``; 'cast': a
-    conversion into ``fmt``; 'widen': a widening conversion from ``fmt`` -- the
-    pattern is then the wider result format's business, see `platforms`).
-
-    The platform's rule (``Platform.nan_result`` etc.) is ``propagate`` (with the
-    platform's fresh NaN, ``Platform.nan_default``), ``canonical``, ``keep`` or
-    an int pattern."""
-    from .formats import get_format
-    from .platforms import get_platform
-    plat = get_platform(platform)
-    f = get_format(fmt)
-    rule = plat.nan_rule(stage, f)
-    if rule == "canonical":
-        return NanRule("canonical")
-    if rule in ("propagate", "keep"):
-        # a conversion makes no fresh NaN; the pattern is kept for results only
-        return NanRule(rule, None if stage != "result" else _fresh_pattern(plat, f))
-    return NanRule("canonical", int(rule))
-
-
-def _fresh_pattern(plat, f):
-    v = plat.nan_default.get(f.name, plat.nan_default.get("*"))
-    return None if v is None else (v if v == "negative" else int(v))
-
-
-def fresh_nan_bits(fmt, platform=None) -> int:
-    """The NaN that ``platform`` (default: ``ieee``) makes from non-NaN operands
-    (0/0, inf - inf, 0 * inf; fma(0, inf, NaN) too) in ``fmt`` under its
-    propagating rule: the format's default NaN, or the platform's own (x86 SSE:
-    the negative default NaN, 0xFE00 for fp16)."""
-    from .formats import get_format
-    from .platforms import get_platform
-    f = get_format(fmt)
-    return NanRule("propagate", _fresh_pattern(get_platform(platform), f)).bits(f)
+def fresh_nan_bits(fmt: Format, pattern=None) -> int:
+    """The NaN made from non-NaN operands (0/0, inf - inf, 0 * inf; fma(0, inf,
+    NaN) too) in ``fmt`` under a propagating rule whose fresh pattern is
+    ``pattern`` (None: the format's default NaN; ``"negative"``: x86's, 0xFE00 for
+    fp16; an int). A platform's is `softfloat.platforms.Platform.fresh_nan`."""
+    return NanRule("propagate", pattern).bits(get_format(fmt))
 
 
 def invalid_int_bits(itype: str) -> int:

@@ -48,7 +48,7 @@ require("hypothesis", "softfloat.strategies")
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
-from . import _validate as V
+from . import _validate
 from .formats import Format, get_format
 from .specialize import is_nan_bits
 
@@ -65,7 +65,7 @@ def _fmt(fmt) -> Format:
 
 
 def _bool(name, v, none_ok=False):
-    return V.optional_boolean(v, name) if none_ok else V.boolean(v, name)
+    return _validate.optional_boolean(v, name) if none_ok else _validate.boolean(v, name)
 
 
 def _bound(name, v):

@@ -393,7 +393,7 @@ def test_fast_path_equals_integer_kernel_large(fmt):
 
 
 # --------------------------------------------------------------------------
-# Deep explicit trees and block widths (issue 15, item 11)
+# Deep explicit trees and block widths
 # --------------------------------------------------------------------------
 def test_deep_explicit_trees_compile_without_recursion():
     """5,000 levels hit RecursionError in the recursive tree compiler. A left-nested

@@ -1,4 +1,4 @@
-"""The public API fed hypothesis-generated junk (issue 15).
+"""The public API fed hypothesis-generated junk.
 
 Every call either raises a clear TypeError or ValueError (a non-empty message; numpy's
 AxisError is a ValueError) or returns a correct result. Never a crash, another
@@ -8,7 +8,7 @@ and its result has the right shape and dtype, with values checked against numpy'
 float16 where numpy computes the same thing (fp16, round to nearest even: float32
 arithmetic rounded to half is correct for + - * /, as 24 >= 2 * 11 + 2).
 
-Kept fast: a few dozen examples per property, kernels compiled once per session.
+Kept fast: a few dozen examples per property, kernels compiled once per test run.
 """
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ def test_invalid_policy_values_raise(kw, exc, words):
 @pytest.mark.parametrize("name", ["subnormals", "ftz", "daz"])
 @pytest.mark.parametrize("value", ["yes", "no", "", 1, 0, 1.0, [True]])
 def test_boolean_options_must_be_booleans(name, value):
-    """ftz="yes" / subnormals="no" were read by their truthiness (issue 15, item 6)."""
+    """ftz="yes" / subnormals="no" were read by their truthiness."""
     with pytest.raises(TypeError, match=f"{name} must be True or False"):
         to_bits(X, "fp16", **{name: value})
     with pytest.raises(TypeError, match=f"{name} must be True or False"):

@@ -700,8 +700,8 @@ def test_f32_to_fp16_all_inputs_fast_equals_general(mode):
 
 
 def test_matmul_nan_addend_keeps_its_nan():
-    """Issue 15 item 5: the float32 accumulation fast path replaced every NaN by
-    the default NaN; a NaN c must give the same result with and without flags
+    """The float32 accumulation fast path once replaced every NaN by the
+    default NaN; a NaN c must give the same result with and without flags
     (the addend's NaN, quieted, as the general kernel's rules say)."""
     A = sf.to_bits(np.ones((4, 5)), "fp16")
     B = sf.to_bits(np.ones((5, 3)), "fp16")

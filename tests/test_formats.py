@@ -248,8 +248,8 @@ def test_bad_format_param_types(kwargs, words):
 
 def test_numpy_integer_fields_are_python_ints():
     """Format("h", np.int16(5), np.int16(10)) once reached the kernels as int16
-    and broke every later sf.sum/matmul; np.int8 fields gave max == 0.0 (issue 15,
-    item 2). Fields are now converted exactly to Python ints."""
+    and broke every later sf.sum/matmul; np.int8 fields gave max == 0.0.
+    Fields are now converted exactly to Python ints."""
     h = Format("h", np.int16(5), np.int16(10))
     x = Format("x", np.int8(5), np.int8(2), bias=np.int64(15))
     for f in (h, x):
@@ -287,3 +287,19 @@ def test_extreme_biases_decode_exactly(E, M, kind):
 def test_fp64_is_not_a_target():
     with pytest.raises(ValueError, match="source format"):
         get_format(FP64)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e5m2", "fp8_e4m3", "fp8_e4m3fnuz",
+                                 "fp4_e2m1", "e8m0", "e5m7", "e3m4",
+                                 Format("wide_bias", 5, 4, bias=-100),
+                                 Format("tiny_bias", 5, 10, bias=140),
+                                 Format("tinier_bias", 5, 10, bias=141)])
+def test_fits_float32_is_every_value_a_float32(fmt):
+    # derived once on Format; checked here by decoding every encoding
+    f = get_format(fmt) if isinstance(fmt, str) else fmt
+    vals = sf.from_bits(np.arange(1 << f.nbits).astype(f.dtype), f)
+    vals = vals[np.isfinite(vals)]
+    with np.errstate(over="ignore"):
+        every = bool(np.all(vals.astype(np.float32).astype(np.float64) == vals))
+    assert f.fits_float32 == every, (f, every)
+    assert f.smallest_subnormal == 2.0 ** f.min_exponent

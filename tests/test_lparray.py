@@ -167,7 +167,7 @@ def test_same_algorithm_runs_on_float64_and_lparray():
 
 # --------------------------------------------------------------------------
 # Reductions honour or refuse every argument; sf.array copies and never casts
-# silently (issue 15, items 4 and 6)
+# silently
 # --------------------------------------------------------------------------
 def test_sum_axis_out_of_range_raises_axis_error():
     M = sf.array(np.arange(6.0).reshape(2, 3), "fp16")

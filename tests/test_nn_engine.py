@@ -194,7 +194,7 @@ def test_cross_entropy_refuses_labels_outside_classes():
 
 def test_backward_uses_the_forward_policy():
     """The graph carries the policy its forward ran under: backward() outside the
-    ``with policy:`` block rounds gradients as inside it (issue 11 item 4)."""
+    ``with policy:`` block rounds gradients as inside it."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 6)).astype(np.float32)
     W0 = (rng.standard_normal((6, 3)) * 0.3).astype(np.float32)

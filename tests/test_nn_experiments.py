@@ -4,7 +4,6 @@ rounding closing most of the gap, underflow and a worse loss without loss
 scaling, larger errors and a higher loss floor with low-precision accumulation."""
 import json
 
-import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
@@ -17,12 +16,11 @@ REQUIRED = {"name", "params_format", "master_weights", "loss_scaling", "accumula
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _one_numba_thread():
-    import numba
-    n = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(n)
+def _one_thread():
+    # the library's chunk pool (no kernel uses numba's own threads)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOFTFLOAT_NUM_THREADS", "1")
+        yield
 
 
 def test_master_weights_and_stochastic_rounding():
@@ -123,7 +121,7 @@ def test_schedule_and_tensor_core_run():
 
 
 def test_bad_command_lines_exit_2_before_running(tmp_path, capsys):
-    """Issue 15 item 11: an unknown experiment number or an unwritable --json path
+    """An unknown experiment number or an unwritable --json path
     stops the command at once with status 2 and a message."""
     for argv in (["--only", "9"], ["--only"],
                  ["--only", "1", "--json", str(tmp_path / "no" / "such" / "dir.json")]):

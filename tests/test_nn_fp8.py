@@ -15,12 +15,11 @@ from nn.fp8 import RECIPES, fp8_gemm
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _one_numba_thread():
-    import numba
-    n = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(n)
+def _one_thread():
+    # the library's chunk pool (no kernel uses numba's own threads)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOFTFLOAT_NUM_THREADS", "1")
+        yield
 
 
 def _data(rng, shape, spread=3.0):

@@ -118,7 +118,7 @@ def test_static_and_validation():
 
 
 def test_scale_has_a_floor_and_nan_steps_never_update():
-    """Issue 15 item 3: a scale at its floor backs off no further (torch's would reach
+    """A scale at its floor backs off no further (torch's would reach
     0, and 1/0 turned every gradient into NaN that the next 'clean' step applied)."""
     from nn.scaler import MIN_SCALE
     with pytest.raises(ValueError):

@@ -1,4 +1,4 @@
-"""softfloat.__all__ is the public API: complete and importable (issue 11)."""
+"""softfloat.__all__ is the public API: complete and importable."""
 from __future__ import annotations
 
 import importlib

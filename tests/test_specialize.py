@@ -56,11 +56,17 @@ def test_fresh_nan_of_every_preset_comes_from_the_kernels():
                          ("sqrt", (m1,)), ("fma", (z, inf, h(0x3C00)))):
             got = sf.platform_op(op, *[np.array([x]) for x in args], fmt="fp16", platform=name)
             assert int(got[0]) == w, (name, op, hex(int(got[0])))
-    assert S.fresh_nan_bits("fp16", "x86_sse") == 0xFE00
+    x86 = sf.get_platform("x86_sse")
+    assert x86.fresh_nan("fp16") == 0xFE00
     assert S.fresh_nan_bits("fp16") == 0x7E00
-    assert S.fresh_nan_bits("fp32", "torch_cpu") == 0xFFC00000
-    assert S.fresh_nan_bits(E4M3, "x86_sse") == 0xFF
-    assert S.fresh_nan_bits(E5M2FNUZ, "x86_sse") == 0x80
+    assert S.fresh_nan_bits("fp16", "negative") == 0xFE00
+    assert sf.get_platform("torch_cpu").fresh_nan("fp32") == 0xFFC00000
+    assert x86.fresh_nan(E4M3) == 0xFF
+    assert x86.fresh_nan(E5M2FNUZ) == 0x80
+    # the platform's policy per step is a NanRule that specialize carries out
+    assert x86.nan_policy("result", "fp16") == S.NanRule("propagate", "negative")
+    assert x86.nan_policy("cast", "fp16") == S.NanRule("propagate", None)
+    assert sf.get_platform("torch_cuda").nan_policy("cast", "fp16") == S.NanRule("canonical", 0x7FFF)
 
 
 def test_propagation_keeps_first_operand_payload_under_x86():

@@ -266,13 +266,14 @@ def test_plain_install_sweeps_name_the_missing_extra(plain, tmp_path):
 
 # ---------------------------------------------------------------------------
 # the thread-count switch
-@pytest.mark.parametrize("junk", ["abc", "0", "-3", "", "2.5"])
-def test_junk_softfloat_num_threads_warns_and_falls_back(junk, monkeypatch):
+@pytest.mark.parametrize("junk", ["abc", "0", "-3", "2.5"])
+def test_junk_softfloat_num_threads_is_refused_naming_the_variable(junk, monkeypatch):
     from softfloat import _parallel
     monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", junk)
     monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
-    monkeypatch.setattr(_parallel, "_warned", set())
-    with pytest.warns(RuntimeWarning, match="SOFTFLOAT_NUM_THREADS=.* is not a positive"):
-        assert _parallel.num_threads() == 3
+    with pytest.raises(ValueError, match="SOFTFLOAT_NUM_THREADS"):
+        _parallel.num_threads()
+    monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", "")          # empty: the default
+    assert _parallel.num_threads() == 3
     monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", " 2 ")
     assert _parallel.num_threads() == 2

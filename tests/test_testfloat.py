@@ -696,7 +696,7 @@ def test_platform_nan_rules(capsysbinary, monkeypatch):
 
 
 # --------------------------------------------------------------------------
-# -rodd for integer rounding; unsigned conversions; strict line input (issues 11, 15)
+# -rodd for integer rounding; unsigned conversions; strict line input
 # --------------------------------------------------------------------------
 import exact_reference as ER   # noqa: E402  (tests/ is on sys.path, see conftest)
 from fractions import Fraction  # noqa: E402
@@ -725,7 +725,7 @@ def _int_round(v: Fraction, mode: str) -> int:
 
 
 def test_rodd_rounds_integers_to_odd_examples():
-    """Issue 11: -rodd was read as -rminMag for roundToInt and to_i32/i64; SoftFloat 3e
+    """-rodd was once read as -rminMag for roundToInt and to_i32/i64; SoftFloat 3e
     and TestFloat 3e's programs round to odd (jamming)."""
     a = np.array([0x000A, 0xCD30], np.uint16)          # 5.96e-7 and -20.75
     r, f = tf.expected("f16_roundToInt", a, rounding="odd", exact=True)
@@ -816,7 +816,7 @@ def test_parse_lines_refuses_malformed_fields(field, words):
 
 @pytest.mark.parametrize("field", ["-1", "FFFFFFFFFFFFFFFFFFFF", "0x3C00", "+3C0"])
 def test_ver_malformed_field_exit_status_2(capsys, monkeypatch, field):
-    """Issue 15, item 10: an OverflowError traceback with status 1 before."""
+    """Not an OverflowError traceback with status 1."""
     data = b"3C00 3C00 4000 00\n" + f"{field} 3C00 4000 00\n".encode()
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert tf.main(["ver", "f16_add"]) == 2
@@ -842,7 +842,7 @@ def test_verify_stream_absolute_line_numbers():
 
 
 def test_list_refuses_unknown_tokens(capsys):
-    """Issue 15, item 10: `testfloat list bogus` invented names with status 0."""
+    """`testfloat list bogus` invents no names and does not exit 0."""
     for toks in (["bogus"], ["f16", "bogus"], ["i32"], ["f64"], ["fp16"]):
         assert tf.main(["list", *toks]) == 2
         out = capsys.readouterr()

@@ -14,7 +14,7 @@ or multiplied by RN(1/N); ``mm`` against sequential float32 accumulation and the
 V100/A100/H100 tensor-core block-FMA presets). Writes ``OUT/probe.json`` and
 ``OUT/probe.md``. ``--device cpu`` runs the same logic on the CPU (tests).
 Exit status: 0 done, 2 could not run (e.g. no GPU for ``--device cuda``).
-The CUDA part waits for hardware: no GPU was lent when this was written.
+The CUDA part waits for hardware: it has not been run on a GPU yet.
 """
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ Conventions shared by every kernel:
   ``(-1)**sign * sig * 2**exp`` with ``0 < sig < 2**63``; bits below those
   kept may be *jammed* into bit 0 (sticky), which is exact for rounding as long
   as at least two bits lie between the rounding point and bit 0.
-* ``round_pack`` in `core` is the only function that reads the rounding mode,
-  detects tininess, raises underflow/overflow/inexact and packs.
+* ``round_pack`` in `core` is the one general rounding: it reads the rounding
+  mode per element, detects tininess, raises underflow/overflow/inexact and
+  packs. Its branch-free twin (`core.round_masks`, `increment_branchfree`,
+  `addend_branchfree`) serves the fast paths, which take the mode apart once per
+  chunk; tests/test_rule_owners.py lists every other reader of the mode.
 """

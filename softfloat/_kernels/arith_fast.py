@@ -16,7 +16,7 @@ from numba import njit
 from .._parallel import run_chunks
 
 from .arith import OP_ADD, OP_DIV, OP_MUL, OP_SUB, _I0, add_one, div_one, mul_one
-from .core import P_MODE, RDN, RNA, RNE, RTO, RUP, clz64
+from .core import P_MODE, clz64, increment_branchfree, round_masks
 
 
 @njit(cache=True, inline="always")
@@ -26,11 +26,8 @@ def _round_fast(sign, s, sh, m_rne, m_rna, m_up, m_dn, m_odd):
     rem = s & ((np.int64(1) << sh) - 1)
     half = np.int64(1) << (sh - 1)
     nz = np.int64(rem != 0)
-    inc = ((m_rne & (np.int64(rem > half) | (np.int64(rem == half) & q)))
-           | (m_rna & np.int64(rem >= half))
-           | (m_up & nz & (1 - sign))
-           | (m_dn & nz & sign))
-    q = (q + (inc & 1)) | (m_odd & nz)
+    inc = increment_branchfree(sign, q, rem, half, m_rne, m_rna, m_up, m_dn)
+    q = (q + inc) | (m_odd & nz)
     return q, nz
 
 
@@ -117,12 +114,7 @@ def _pass1(op, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
 def addsub_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_ADD/OP_SUB; returns the OR of
     their flags."""
-    mode = pol[P_MODE]
-    m_rne = np.int64(mode == RNE)
-    m_rna = np.int64(mode == RNA)
-    m_up = np.int64(mode == RUP)
-    m_dn = np.int64(mode == RDN)
-    m_odd = np.int64(mode == RTO)
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
     if op == OP_ADD:
         negb = _I0
         fa = _pass1(OP_ADD, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up,
@@ -143,12 +135,7 @@ def addsub_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, ki
 @njit(cache=True, nogil=True)
 def mul_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_MUL; returns the OR of their flags."""
-    mode = pol[P_MODE]
-    m_rne = np.int64(mode == RNE)
-    m_rna = np.int64(mode == RNA)
-    m_up = np.int64(mode == RUP)
-    m_dn = np.int64(mode == RDN)
-    m_odd = np.int64(mode == RTO)
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
     fa = _pass1(OP_MUL, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
                 m_odd)
     for i in range(lo, hi):
@@ -163,12 +150,7 @@ def mul_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind,
 @njit(cache=True, nogil=True)
 def div_fast_chunk(lo, hi, op, a, b, out, scratch, want_flags, E, M, bias, kind, pol):
     """Elements lo..hi of `binary_fast_array` for OP_DIV; returns the OR of their flags."""
-    mode = pol[P_MODE]
-    m_rne = np.int64(mode == RNE)
-    m_rna = np.int64(mode == RNA)
-    m_up = np.int64(mode == RUP)
-    m_dn = np.int64(mode == RDN)
-    m_odd = np.int64(mode == RTO)
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
     fa = _pass1(OP_DIV, a, b, out, scratch, lo, hi, E, M, bias, m_rne, m_rna, m_up, m_dn,
                 m_odd)
     for i in range(lo, hi):

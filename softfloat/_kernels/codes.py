@@ -3,18 +3,26 @@ policies, format kinds, unpacked classes and the layout of the policy tuple.
 
 `core` re-exports all of them (``from .core import P_MODE`` keeps working); they
 live here so that `core` (rounding) and `specialize` (NaN rules) can both use
-them without importing each other.
+them without importing each other. The rounding, flag and kind codes are taken
+from the enums they stand for (plain ints: numba freezes them as constants).
 """
+from ..flags import Flags
+from ..formats import KIND_CODES
+from ..rounding import Rounding
 
-# Rounding codes (mirror softfloat.rounding.Rounding).
-RNE, RNA, RTZ, RUP, RDN, RTO, RSR = 0, 1, 2, 3, 4, 5, 6
-# Flag bits (SoftFloat's values).
-F_INEXACT, F_UNDERFLOW, F_OVERFLOW, F_INFINITE, F_INVALID = 1, 2, 4, 8, 16
+# Rounding codes (softfloat.rounding.Rounding).
+RNE, RNA, RTZ = int(Rounding.NEAREST_EVEN), int(Rounding.NEAREST_AWAY), int(Rounding.TOWARD_ZERO)
+RUP, RDN, RTO, RSR = (int(Rounding.UPWARD), int(Rounding.DOWNWARD), int(Rounding.ODD),
+                      int(Rounding.STOCHASTIC))
+# Flag bits (softfloat.flags.Flags: SoftFloat's values).
+F_INEXACT, F_UNDERFLOW, F_OVERFLOW = int(Flags.INEXACT), int(Flags.UNDERFLOW), int(Flags.OVERFLOW)
+F_INFINITE, F_INVALID = int(Flags.INFINITE), int(Flags.INVALID)
 # Overflow policies.
 OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
-# Format kinds (softfloat.formats): K_FINITE has no infinity and no NaN (OCP fp4/fp6),
-# K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
-K_IEEE, K_FN, K_FNUZ, K_FINITE, K_FNU = 0, 1, 2, 3, 4
+# Format kinds (softfloat.formats.KIND_CODES): K_FINITE has no infinity and no NaN
+# (OCP fp4/fp6), K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
+K_IEEE, K_FN, K_FNUZ = KIND_CODES["ieee"], KIND_CODES["fn"], KIND_CODES["fnuz"]
+K_FINITE, K_FNU = KIND_CODES["finite"], KIND_CODES["fnu"]
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.

@@ -1,13 +1,13 @@
 """Conversions: any source format (float64, float32 or a simulated format) to any
 target format, directly with one rounding; and encodings to exact float64."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, F_INVALID, K_FINITE, K_IEEE, NAN_PROPAGATE, P_DAZ,
                    P_FTZ, P_MODE,
-                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, clz64, inf_bits,
-                   is_stochastic, max_mag, rand_bits, round_pack, unpack_in_flight,
-                   zero_bits, zero_flags)
+                   P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, clz64, increment_branchfree,
+                   inf_bits, is_stochastic, max_mag, rand_bits, round_masks, round_pack,
+                   unpack_in_flight, zero_bits, zero_flags)
 from .specialize import float64_nan, make_nan, nan_operand
 
 
@@ -151,11 +151,7 @@ def convert_host_branchfree(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up
     rem = sig & ((one << sh) - 1)
     half = one << (sh - 1)
     nz = _b(rem != 0)
-    gt = _b(rem > half)
-    eqh = _b(rem == half)
-    odd = q & 1
-    inc = ((m_rne & (gt | (eqh & odd))) | (m_rna & (gt | eqh))
-           | (m_up & nz & (1 - sign)) | (m_dn & nz & sign))
+    inc = increment_branchfree(sign, q, rem, half, m_rne, m_rna, m_up, m_dn)
     if m_sr:
         d = sh - nb
         dpos = _sel(_b(d > 0), d, zero)
@@ -170,11 +166,10 @@ def convert_host_branchfree(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up
     # unless rounding to full precision (one more bit) carries up to 2**emin.
     tiny = _b(te < 1) | (issub & _b(sig != 0))
     # (tinb: 0/1, tininess detected before rounding; no carry test for odd or SR)
+    # (the last kept bit of that rounding is 1 here: a tie rounds up to even)
     half0 = half >> 1
     rem0 = rem & (half - 1)
-    nz0 = _b(rem0 != 0)
-    inc0 = (((m_rne | m_rna) & _b(rem0 >= half0)) | (m_up & nz0 & (1 - sign))
-            | (m_dn & nz0 & sign))
+    inc0 = increment_branchfree(sign, one, rem0, half0, m_rne, m_rna, m_up, m_dn)
     # the value lies in [2**(emin-1), 2**emin): te == 0, or a source subnormal one
     # binade below a target that shares the source's emin (float32 -> bf16)
     carry = ((_b(te == 0) | (issub & _b(te == 1))) & _b(mag == (one << dM)) & ((sig >> (sh - 1)) & 1) & inc0
@@ -206,12 +201,7 @@ def _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk
     """Elements lo..hi through `convert_host_branchfree`: plain loops that LLVM vectorizes. The
     mode becomes 0/1 integers; SR and flag writing get loops of their own."""
     cst = fast_constants(dE, dM, db, dk, pol)
-    mode = pol[P_MODE]
-    m_rne = np.int64(mode == 0)
-    m_rna = np.int64(mode == 1)
-    m_up = np.int64(mode == 3)
-    m_dn = np.int64(mode == 4)
-    m_odd = np.int64(mode == 5)
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
     daz = np.int64(pol[P_DAZ] != 0)
     ftz = np.int64(pol[P_FTZ] != 0)
     tinb = np.int64(pol[P_TINB] != 0)

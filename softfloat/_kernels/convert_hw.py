@@ -44,10 +44,10 @@ and both sides round alike (to 0, or to bf16's smallest subnormal upward).
 import numpy as np
 from numba import njit
 
-from .hw import BLOCK, MXCSR_DAZ, MXCSR_FTZ, bits_f32, cvt16_block, f32_bits, f64_bits, mxcsr
+from .codes import RDN as _RDN, RNA as _RNA, RNE as _RNE, RTZ as _RTZ, RUP as _RUP
+from .core import addend_branchfree, round_masks
+from .hw import BLOCK, MXCSR_DAZ, MXCSR_FTZ, cvt16_block, f32_bits, f64_bits, mxcsr
 
-# Rounding codes (core.RNE ...), repeated to keep this module free of core's imports.
-_RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
 _1 = np.int32(1)
 _0 = np.int32(0)
 
@@ -79,6 +79,13 @@ def _rto32(x):
 
 
 @njit(cache=True, inline="always")
+def _masks32(mode):
+    """`core.round_masks` as int32 lanes."""
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(mode)
+    return np.int32(m_rne), np.int32(m_rna), np.int32(m_up), np.int32(m_dn), np.int32(m_odd)
+
+
+@njit(cache=True, inline="always")
 def _bf16_from_bits(u, m_rne, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
     """(bf16 bits, flags) of float32 bits u (int32, not NaN) in any deterministic mode:
     bf16 is float32 with 16 fraction bits dropped, same exponent range, so the
@@ -92,8 +99,7 @@ def _bf16_from_bits(u, m_rne, m_rna, m_odd, m_up, m_dn, t_on, t_oa, t_tn, t_ta):
     m = u & np.int32(0x7FFFFFFF)
     lo = m & np.int32(0xFFFF)
     away = (m_up & (_1 - sign)) | (m_dn & sign)
-    add = (m_rne * (np.int32(0x7FFF) + ((m >> 16) & _1)) + m_rna * np.int32(0x8000)
-           + away * np.int32(0xFFFF))
+    add = addend_branchfree(sign, (m >> 16) & _1, np.int32(0x8000), m_rne, m_rna, m_up, m_dn)
     r = ((m + add) >> 16) | (m_odd & np.int32(lo != 0))
     return (sign << 15) | r, _flags(m, np.int32(lo != 0), away, t_on, t_oa, t_tn, t_ta)
 
@@ -179,7 +185,7 @@ def _pack(acc):
 def fp16_rne_chunk(lo, hi, src, out, mode, po, no, pt, nt):
     """src float32 or float64 (C-contiguous), out uint16, nearest-even (mode is
     ignored); thresholds from `signed_thresholds` (float32); hi - lo >= BLOCK
-    (else -1: the dispatch pads shorter arrays). The first kernel most sessions
+    (else -1: the dispatch pads shorter arrays). The first kernel most programs
     compile, kept to one loop. Needs `hw.HAVE_F16C_AVX`."""
     n = hi - lo
     if n < BLOCK or _env_bad():
@@ -235,11 +241,7 @@ def f32_bf16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
     """src uint32 (float32 bits), out uint16. Integer only: no MXCSR check."""
     src = src[lo:hi]
     out = out[lo:hi]
-    m_rne = np.int32(mode == _RNE)
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
+    m_rne, m_rna, m_up, m_dn, m_odd = _masks32(mode)
     nan = False
     fl = _0
     if mode == _RNE:
@@ -266,11 +268,7 @@ def f64_bf16_chunk(lo, hi, src, out, mode, t_on, t_oa, t_tn, t_ta):
         return -1
     src = src[lo:hi]        # indices from 0: LLVM drops numba's negative-index
     out = out[lo:hi]        # wraparound and vectorizes with plain loads (30x)
-    m_rne = np.int32(mode == _RNE)
-    m_rna = np.int32(mode == _RNA)
-    m_odd = np.int32(mode == _RTO)
-    m_up = np.int32(mode == _RUP)
-    m_dn = np.int32(mode == _RDN)
+    m_rne, m_rna, m_up, m_dn, m_odd = _masks32(mode)
     nan = False
     fl = _0
     for i in range(hi - lo):

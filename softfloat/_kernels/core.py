@@ -1,13 +1,22 @@
 """Unpack, the one round_pack and the counter-based random source.
 
-`round_pack` is the only general rounding and the only reader of the rounding
-mode (the branch-free fast paths in convert.py and arith_fast.py decode the mode
-into 0/1 masks once per chunk; the loops ask `is_stochastic` whether to draw
-random bits). Which NaN a result gets is specialize.py's.
+One rounding rule, in two forms, both here:
+
+* `round_pack` (with `_round_increment`): the general, branchy rounding, the
+  only one that reads the rounding mode from the policy tuple per element;
+* its branch-free twin for the fast paths, which take the mode apart once per
+  chunk: `round_masks` (the mode as five 0/1 masks), `increment_branchfree`
+  (``_round_increment`` as mask arithmetic on the remainder) and
+  `addend_branchfree` (the same increment as the addend that is added before
+  the dropped bits are cut off). tests/test_rounding_rule.py checks the three
+  against each other on every mode, sign, parity and remainder.
+
+The loops ask `is_stochastic` whether to draw random bits. Which NaN a result
+gets is specialize.py's.
 """
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic
 
 from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE,  # noqa: F401
@@ -130,6 +139,39 @@ def _round_increment(mode, sign, q, rem, half):
     return 0
 
 
+# The branch-free twin. inline="always", as the fast loops that call them are:
+# they are one expression each and compile inside the caller's loop.
+@njit(cache=True, inline="always")
+def round_masks(mode):
+    """The rounding code ``mode`` as five 0/1 int64 masks (rne, rna, up, dn, odd):
+    one is 1 for nearest-even, nearest-away, upward, downward, odd; all are 0
+    toward zero (and for stochastic rounding, which the fast loops do apart)."""
+    return (np.int64(mode == RNE), np.int64(mode == RNA), np.int64(mode == RUP),
+            np.int64(mode == RDN), np.int64(mode == RTO))
+
+
+@njit(cache=True, inline="always")
+def increment_branchfree(sign, q, rem, half, m_rne, m_rna, m_up, m_dn):
+    """`_round_increment` without branches: 1 if the magnitude q (remainder rem,
+    half = the half-ulp, all >= 0) rounds up. Odd rounding sets the last bit of
+    q instead (``q | (m_odd & (rem != 0))``); its increment is 0."""
+    nz = np.int64(rem != 0)
+    return ((m_rne & (np.int64(rem > half) | (np.int64(rem == half) & q & 1)))
+            | (m_rna & np.int64(rem >= half))
+            | (m_up & nz & (1 - sign))
+            | (m_dn & nz & sign))
+
+
+@njit(cache=True, inline="always")
+def addend_branchfree(sign, lsb, half, m_rne, m_rna, m_up, m_dn):
+    """The same increment as an addend: (x + addend) >> sh is x rounded at bit sh
+    (half = 2**(sh-1), lsb = the lowest kept bit of x): half - 1 + lsb to nearest
+    even, half to nearest away, 2**sh - 1 away from zero (upward for sign 0,
+    downward for sign 1), 0 toward zero; a carry moves into the exponent."""
+    away = (m_up & (1 - sign)) | (m_dn & sign)
+    return m_rne * (half - 1 + lsb) + m_rna * half + away * (half + half - 1)
+
+
 @helper
 def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
@@ -159,10 +201,11 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     bit 0 OR-ed into bit 0) into the format. Returns ``(bits, flags)``.
 
     The only general rounding and the only function that reads the rounding
-    mode. ``rbits`` is the random integer (pol[P_SRBITS] bits) for stochastic
-    rounding. ``sig == 0`` stands for the exact zero of a cancellation x + (-x)
-    (or of (+0) + (-0)): -0 rounding downward, +0 in every other mode (IEEE 754
-    6.3), whatever ``sign``.
+    mode per element (the fast paths use its branch-free twin above). ``rbits``
+    is the random integer (pol[P_SRBITS] bits) for stochastic rounding.
+    ``sig == 0`` stands for the exact zero of a cancellation x + (-x) (or of
+    (+0) + (-0)): -0 rounding downward, +0 in every other mode (IEEE 754 6.3),
+    whatever ``sign``.
     """
     mode = pol[P_MODE]
     flags = 0
@@ -249,7 +292,7 @@ def zero_bits(sign, E, M, kind):
     if kind == K_FNUZ:
         return np.int64(0)
     if kind == K_FNU:
-        return (np.int64(1) << (E + M)) - 1
+        return signed_nan(np.int64(0), E, M, kind)
     return sign << (E + M)
 
 

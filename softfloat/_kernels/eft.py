@@ -139,8 +139,9 @@ from numba import njit
 from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_bits,
                  f32_to_f16, fma32, mxcsr, or32, shl32, shr32, xor32)
 
+from .codes import RDN as _RDN, RNA as _RNA, RNE as _RNE, RTO as _RTO, RUP as _RUP
+
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
-_RNE, _RNA, _RTZ, _RUP, _RDN, _RTO = 0, 1, 2, 3, 4, 5
 _1 = np.int32(1)
 _0 = np.int32(0)
 

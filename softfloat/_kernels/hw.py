@@ -32,7 +32,6 @@ an x86-64 host (for MXCSR), and not disabled by ``SOFTFLOAT_HW=0`` or by
 setting ``softfloat._kernels.hw.FORCE_INTEGER = True`` (the tests do, to check
 the fallback).
 """
-import os
 import platform
 
 from llvmlite import ir
@@ -40,8 +39,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .. import config
+from .codes import RDN, RNA, RNE, RTO, RTZ, RUP
+
 #: set True to make every dispatch take the integer path (tests of the fallback)
-FORCE_INTEGER = os.environ.get("SOFTFLOAT_HW", "1").strip() in ("0", "false", "no", "off")
+FORCE_INTEGER = not config.hardware()
 
 MXCSR_DAZ = 1 << 6
 MXCSR_FTZ = 1 << 15
@@ -65,8 +67,7 @@ HAVE_F16C_AVX = HAVE_F16C and _host_features("avx")
 #: (SOFTFLOAT_AVX512=0 turns that off, for tests of the 256-bit form; read when a
 #: kernel compiles, so use it with a fresh NUMBA_CACHE_DIR)
 HAVE_AVX512F = (HAVE_F16C_AVX and _host_features("avx512f")
-                and os.environ.get("SOFTFLOAT_AVX512", "1").strip() not in ("0", "false", "no",
-                                                                             "off"))
+                and config.avx512())
 
 
 def use_hw() -> bool:
@@ -251,8 +252,8 @@ BLOCK = 16
 # softfloat's rounding codes (core.RNE ...) -> `vcvtps2ph`'s rounding immediate
 # (bit 2 clear: the immediate rounds, not MXCSR.RC): 0 nearest-even, 1 down,
 # 2 up, 3 toward zero; nearest-away starts from nearest-even, odd from toward zero
-_IMM = {0: 0, 1: 0, 2: 3, 3: 2, 4: 1, 5: 3}
-_RNA, _RTO = 1, 5
+_IMM = {RNE: 0, RNA: 0, RTZ: 3, RUP: 2, RDN: 1, RTO: 3}
+_RNA, _RTO = RNA, RTO
 
 _i1 = ir.IntType(1)
 

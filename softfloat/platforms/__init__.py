@@ -6,10 +6,11 @@
 * ops.py -- the interpreter: `platform_op`, `platform_to_bits`,
   `platform_convert`, `platform_sum`, `platform_mean`, `platform_matmul`.
 
-NaN rules become kernel policies in softfloat.specialize.
+A platform turns its NaN rules into kernel policies (`Platform.nan_policy`);
+softfloat.specialize carries them out and never looks a platform up.
 """
-from .ops import (_isnan, platform_convert, platform_matmul, platform_mean,  # noqa: F401
-                  platform_op, platform_sum, platform_to_bits)
+from .ops import (_isnan, platform_convert, platform_cumsum, platform_matmul,  # noqa: F401
+                  platform_mean, platform_op, platform_sum, platform_to_bits)
 from .presets import (ARM_DEFAULT_NAN, IEEE, NUMPY, PLATFORM_OPS, PRESETS, RISCV,  # noqa: F401
                       TORCH_CPU, TORCH_CUDA, X86_SSE, Platform, Reduction, get_platform,
                       platform_names)
@@ -17,5 +18,5 @@ from .presets import (ARM_DEFAULT_NAN, IEEE, NUMPY, PLATFORM_OPS, PRESETS, RISCV
 __all__ = [
     "Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
     "platform_op", "platform_to_bits", "platform_convert", "platform_sum",
-    "platform_mean", "platform_matmul",
+    "platform_mean", "platform_cumsum", "platform_matmul",
 ]

@@ -2,26 +2,25 @@
 carried out under a `Platform` (presets.py), through the library's kernels.
 
 Every rule comes from the platform's fields; every NaN pattern from the kernels
-under the policy softfloat.specialize.platform_nan derives from those fields
+under the policy `Platform.nan_policy` derives from those fields
 (nothing is patched afterwards).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate as V
+from .. import _validate
 from ..conversions import convert, to_bits
 from ..formats import FP32, Format, get_format
 from ..model_hook import model_for
-from ..specialize import is_nan_bits, platform_nan
 from .presets import PLATFORM_OPS, Platform, get_platform
 
 __all__ = ["platform_op", "platform_to_bits", "platform_convert", "platform_sum",
-           "platform_mean", "platform_matmul"]
+           "platform_mean", "platform_cumsum", "platform_matmul"]
 
 
 def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
-    return is_nan_bits(f, bits.astype(np.int64))
+    return f.is_nan_bits(bits.astype(np.int64))
 
 
 # --------------------------------------------------------------------------
@@ -29,14 +28,14 @@ def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
 # --------------------------------------------------------------------------
 def _narrow(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
     """src encodings -> dst (a narrowing or same-width conversion), RNE, the cast NaN rule."""
-    return convert(bits, src, dst, "nearest_even", nan=platform_nan(plat, "cast", dst),
+    return convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("cast", dst),
                    subnormals=True)
 
 
 def _widen(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
     """src encodings -> a wider dst (exact), with the widen NaN rule (``keep``:
     the payload shifted, not quieted, done by the kernel's NAN_KEEP mode)."""
-    return convert(bits, src, dst, "nearest_even", nan=platform_nan(plat, "widen", src),
+    return convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("widen", src),
                    subnormals=True)
 
 
@@ -49,24 +48,24 @@ def platform_to_bits(x, fmt, platform=None) -> np.ndarray:
     platform's cast rule.
     """
     plat = get_platform(platform)
-    a = V.as_values(x)
+    a = _validate.as_values(x)
     f = get_format(fmt)
-    src = V.HOST_FORMATS[a.dtype]
+    src = _validate.HOST_FORMATS[a.dtype]
     if src.name == "fp64" and plat.float64_route == "fp32" and f.nbits < 32:
         b32 = to_bits(a, FP32, "nearest_even", nan="propagate", subnormals=True)
         return _narrow(b32, FP32, f, plat)
     if src.name == "fp64":
-        return to_bits(a, f, "nearest_even", nan=platform_nan(plat, "cast", f),
+        return to_bits(a, f, "nearest_even", nan=plat.nan_policy("cast", f),
                        subnormals=True)
-    return platform_convert(V.int_view(a).astype(src.dtype, copy=False), src, f, plat)
+    return platform_convert(_validate.int_view(a).astype(src.dtype, copy=False), src, f, plat)
 
 
 def platform_convert(bits, src_fmt, dst_fmt, platform=None) -> np.ndarray:
     """Convert encodings between formats the way ``platform`` does (RNE; the widen
     NaN rule when ``dst`` is wider, the cast rule otherwise)."""
     plat = get_platform(platform)
-    s, d = V.source_format(src_fmt), get_format(dst_fmt)
-    b = V.as_bits(bits, s)
+    s, d = _validate.source_format(src_fmt), get_format(dst_fmt)
+    b = _validate.as_bits(bits, s)
     if s is d:
         return b.copy()
     if d.nbits > s.nbits and d.ebits >= s.ebits and d.mbits >= s.mbits:
@@ -106,11 +105,11 @@ class _Env:
         self.ar = _arith()
         # the platform's NaN rule for results in the compute format, fresh NaN
         # included: the kernels produce every pattern themselves
-        self.nanpol = platform_nan(plat, "result", self.cf)
+        self.nanpol = plat.nan_policy("result", self.cf)
 
     # values in the compute format -------------------------------------
     def tensor(self, bits):
-        b = V.as_bits(bits, self.fmt)
+        b = _validate.as_bits(bits, self.fmt)
         return _widen(b, self.fmt, self.cf, self.plat) if self.wide else b
 
     def scalar(self, s, op):
@@ -185,7 +184,7 @@ def platform_op(op, *operands, fmt, platform=None, alpha=None, value=None) -> np
         # (double rounding is innocuous: opmath precision >= 2p + 2, Figueroa 1995),
         # and every NaN ends as the cast pattern: skip the detour through opmath.
         fn = getattr(env.ar, op)
-        xs = [V.as_bits(o, f) for o in operands]
+        xs = [_validate.as_bits(o, f) for o in operands]
         if op == "sub" and alpha is not None and float(alpha) == -1.0:
             fn = env.ar.add
         elif op == "add" and alpha is not None and float(alpha) == -1.0:
@@ -193,7 +192,7 @@ def platform_op(op, *operands, fmt, platform=None, alpha=None, value=None) -> np
         return fn(*xs, f, "nearest_even", nan=direct, subnormals=True)
 
     if op in ("neg", "abs", "relu"):
-        b = V.as_bits(operands[0], f)
+        b = _validate.as_bits(operands[0], f)
         if op == "relu":
             nan = _isnan(b, f)
             neg = ((b.astype(np.int64) & f.sign_mask) != 0) & ~nan
@@ -365,7 +364,7 @@ def _reduce_setup(what, bits, fmt, axis, platform, order, kw):
         return plat, f, fn, None
     if kw:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
-    b = V.as_bits(bits, f)
+    b = _validate.as_bits(bits, f)
     order = order or (plat.reduction.order if plat.reduction.order in ("sequential", "pairwise")
                       else "pairwise")
     if order not in ("sequential", "pairwise"):
@@ -429,7 +428,7 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
     if order not in (None, "sequential"):
         raise ValueError(f"order must be None or 'sequential', got {order!r}")
-    A, B = V.as_bits(a, f), V.as_bits(b, f)
+    A, B = _validate.as_bits(a, f), _validate.as_bits(b, f)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
         raise ValueError(f"matmul needs 2-D operands with matching inner dimension, got "
                          f"{A.shape} and {B.shape}")
@@ -443,3 +442,15 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
         bi = np.ascontiguousarray(np.broadcast_to(Bw[i:i + 1, :], (m, n)))
         acc = env.run("fma", ai, bi, acc)
     return env.result(acc)
+
+
+def platform_cumsum(bits, fmt, axis, platform=None, **kw) -> np.ndarray:
+    """Cumulative sum of ``fmt`` encodings along ``axis`` by the platform's
+    registered model (`softfloat.model_hook`; ``torch_cpu``: sequential in the
+    accumulate type, each output rounded to ``fmt``); ValueError where the
+    platform has none."""
+    plat = get_platform(platform)
+    fn = model_for(plat.name, "cumsum")
+    if fn is None:
+        raise ValueError(f"platform {plat.name!r} has no cumsum model")
+    return fn(bits, fmt, axis, **kw)

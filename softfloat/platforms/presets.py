@@ -22,7 +22,7 @@ A `Platform` says, for 16-bit (and other narrow) formats:
 
 The operation code (``platform_op`` and friends, in ops.py) reads these fields
 and never spells a NaN constant or a platform quirk of its own; the NaN rules are
-turned into kernel policies by softfloat.specialize (`platform_nan`), so every
+turned into kernel policies by `Platform.nan_policy`, so every
 NaN pattern, a platform's fresh NaN included, comes out of the kernels.
 
 Presets: ``ieee`` (the default), ``torch_cuda``, ``torch_cpu``, ``numpy``,
@@ -45,6 +45,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..formats import Format, get_format
+from ..specialize import NanRule, fresh_nan_bits
 
 __all__ = ["Platform", "Reduction", "get_platform", "platform_names", "PLATFORM_OPS",
            "PRESETS"]
@@ -184,11 +185,32 @@ class Platform:
         f = get_format(fmt)
         return table.get(f.name, table.get("*", "propagate"))
 
+    def nan_policy(self, stage: str, fmt) -> NanRule:
+        """The ``nan=`` policy under which the kernels produce what this platform
+        gives at ``stage`` ('result': an operation computed in ``fmt``; 'cast': a
+        conversion into ``fmt``; 'widen': a widening conversion from ``fmt``, whose
+        pattern is the wider result format's business). The platform's rule is
+        ``propagate`` (with its fresh NaN, ``nan_default``), ``canonical``,
+        ``keep`` or an int pattern; softfloat.specialize carries it out."""
+        f = get_format(fmt)
+        rule = self.nan_rule(stage, f)
+        if rule == "canonical":
+            return NanRule("canonical")
+        if rule in ("propagate", "keep"):
+            # a conversion makes no fresh NaN; the pattern is kept for results only
+            return NanRule(rule, None if stage != "result" else self._fresh_pattern(f))
+        return NanRule("canonical", int(rule))
+
+    def _fresh_pattern(self, f):
+        v = self.nan_default.get(f.name, self.nan_default.get("*"))
+        return None if v is None else (v if v == "negative" else int(v))
+
     def fresh_nan(self, fmt) -> int:
-        """Pattern of a NaN made from non-NaN operands (0/0, inf-inf) under 'propagate'
-        (softfloat.specialize.fresh_nan_bits)."""
-        from ..specialize import fresh_nan_bits
-        return fresh_nan_bits(fmt, self)
+        """Pattern of a NaN made from non-NaN operands (0/0, inf - inf, 0 * inf;
+        fma(0, inf, NaN) too) under 'propagate': the format's default NaN, or the
+        platform's own (x86 SSE: the negative default NaN, 0xFE00 for fp16)."""
+        f = get_format(fmt)
+        return fresh_nan_bits(f, self._fresh_pattern(f))
 
     def claims_nan(self, path: str) -> bool:
         """Whether NaN patterns on ``path`` (e.g. ``"cast:fp16"``, ``"result:bf16"``)
@@ -207,31 +229,6 @@ class Platform:
             return f
         o = get_format(self.opmath)
         return o if o.nbits > f.nbits else f
-
-    # ---- conveniences: the functions of ops.py with this platform ---------
-    def op(self, op, *operands, fmt, **params):
-        from .ops import platform_op
-        return platform_op(op, *operands, fmt=fmt, platform=self, **params)
-
-    def to_bits(self, x, fmt):
-        from .ops import platform_to_bits
-        return platform_to_bits(x, fmt, platform=self)
-
-    def convert(self, bits, src_fmt, dst_fmt):
-        from .ops import platform_convert
-        return platform_convert(bits, src_fmt, dst_fmt, platform=self)
-
-    def sum(self, bits, fmt, axis=None):
-        from .ops import platform_sum
-        return platform_sum(bits, fmt, axis=axis, platform=self)
-
-    def mean(self, bits, fmt, axis=None):
-        from .ops import platform_mean
-        return platform_mean(bits, fmt, axis=axis, platform=self)
-
-    def matmul(self, a, b, fmt):
-        from .ops import platform_matmul
-        return platform_matmul(a, b, fmt, platform=self)
 
     def replace(self, **changes) -> "Platform":
         """A copy with fields changed (e.g. ``torch_cuda.replace(nan_result={...})``)."""
@@ -269,7 +266,7 @@ TORCH_CUDA = Platform(
         "bfloat16 -> float is a 16-bit shift, payload kept [S].",
         "No Half(double): float64 goes double->float->half [S: c10 Half.h; V on CPU].",
         "CPU scalars are not narrowed on CUDA; read as opmath float [S: TensorIterator compute_types, Loops.cuh].",
-        "x / s computes x * (1.0f / s) [S: BinaryDivTrueKernel.cu; issue #191495].",
+        "x / s computes x * (1.0f / s) [S: BinaryDivTrueKernel.cu; pytorch/pytorch#191495].",
         "addcmul/addcdiv explicit std::fma [S: DeviceAddCmulCdiv.cuh]; lerp and add(alpha) by nvcc contraction [I].",
         "neg is __hneg (sign flip), abs/relu do not touch NaN bits [I: device check].",
         "sum/mean: float accumulators in Reduce.cuh order; mean = sum * RN(1/N) [S: SharedReduceOps.h]; "

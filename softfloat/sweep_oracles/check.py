@@ -10,11 +10,10 @@ sources (``from_float32``) from their fields. The chunk kernels are serial
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit
 
+from .. import config
 from .._parallel import run_chunks, run_chunks_weighted
 from ._bits import (FIN, INF, M_HOST, M_RO53, NARGS, OP_ADD, OP_CONV, OP_DIV, OP_FMA, OP_MUL,
                     OP_SQRT, OP_SUB, Z, decode_fp32, decode_tables)
@@ -262,7 +261,7 @@ def _rows_shape(op, layout):
 #: use the SIMD kernels (`simd`, `simd_fma`) for + - * / and fma blocks; False
 #: (or the environment variable SOFTFLOAT_SWEEP_SIMD=0) runs the scalar kernels
 #: only (the tests compare both on the same blocks)
-USE_SIMD = os.environ.get("SOFTFLOAT_SWEEP_SIMD", "1").strip() not in ("0", "false", "no", "off")
+USE_SIMD = config.sweep_simd()
 
 
 def _params(op, src, dst, mode, method):

@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import (FIN, FINITE, FNUZ, IEEE, INEXACT, OP_ADD, OP_DIV, OP_MUL, OP_SUB,
+from ._bits import (FIN, FINITE, FNUZ, IEEE, INEXACT, OP_ADD, OP_MUL, OP_SUB,
                     OVERFLOW, RDN, RNA, RNE, RTO, RUP, UNDERFLOW, bits_f64, f64_bits, fma_f64)
 from .nan_rules import nan_out
 

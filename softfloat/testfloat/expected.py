@@ -19,7 +19,7 @@ not take directly is reduced to them here, exactly:
   32-bit integer and every value of a format of <= 32 bits is a float64); a
   signaling NaN is quieted with invalid.
 
-Platform NaN rules (``Options.platform``) come from `softfloat.specialize.platform_nan`:
+Platform NaN rules (``Options.platform``) come from `softfloat.platforms.Platform.nan_policy`:
 the policy it gives a kernel for the step, and its fresh-NaN pattern.
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ from .. import arith as _ar
 from .. import conversions as _conv
 from ..flags import Flags
 from ..formats import FP64, Format
-from ..specialize import as_rule, invalid_int_bits, is_nan_bits, is_snan_bits, platform_nan
+from ..platforms import get_platform
+from ..specialize import as_rule, invalid_int_bits, is_nan_bits, is_snan_bits
 from .cases import operands
 from .names import COMPARE, INT_TYPES, Function, bit_width, dtype_of, parse_function, token
 from .options import Options, make_options
@@ -90,7 +91,7 @@ def expected(function, *ops, options: Options | None = None, **opts):
     if o.platform is None or not isinstance(z, Format) or z is FP64:
         return _expected(fn, arrs, dataclasses.replace(o, platform=None))
     # A platform's NaN rules for this step, fresh NaN included, as a kernel policy
-    nan = platform_nan(o.platform, "cast" if fn.op == "convert" else "result", z)
+    nan = get_platform(o.platform).nan_policy("cast" if fn.op == "convert" else "result", z)
     return _expected(fn, arrs, dataclasses.replace(o, platform=None, nan=nan))
 
 
