@@ -13,7 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # every module below it that no longer name covers.
 LAYERS = [
     ("foundation", ["softfloat.config", "softfloat.formats", "softfloat.rounding",
-                    "softfloat.flags", "softfloat._jitcache"]),
+                    "softfloat.flags", "softfloat._jitcache", "softfloat._startup",
+                    "softfloat._cli", "softfloat._extras"]),
     ("input checks", ["softfloat._validate"]),
     ("kernel codes", ["softfloat._kernels.codes"]),
     ("policies", ["softfloat.specialize", "softfloat.context"]),
@@ -24,10 +25,10 @@ LAYERS = [
                 "softfloat.mx_gemm", "softfloat.torch_models"]),
     ("package", ["softfloat"]),
     ("verification", ["softfloat.sweep_oracles", "softfloat.sweep", "softfloat.testfloat",
-                      "softfloat.strategies"]),
-    ("tools", ["softfloat.probe", "softfloat.budget", "softfloat.warmup", "softfloat.demo",
-               "softfloat.__main__"]),
+                      "softfloat.strategies", "softfloat.verify"]),
+    ("tools", ["softfloat.probe", "softfloat.budget", "softfloat.demo"]),
     ("nn, validation", ["nn", "validation"]),
+    ("command line", ["softfloat.warmup", "softfloat.__main__"]),
 ]
 
 

@@ -66,6 +66,7 @@ MODE_READS = {
     "softfloat/sweep.py": {f: "which modes a sweep covers" for f in ("run_shard", "run_sweep")},
     "softfloat/testfloat/options.py": {"Options.__post_init__": "TestFloat's mode options"},
     "softfloat/testfloat/verify.py": {"_classify": "TestFloat's report per mode"},
+    "softfloat/verify/engine.py": {"verify": "refuses stochastic rounding (no single right answer)"},
     "softfloat/sweep_oracles/__init__.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},

@@ -52,8 +52,8 @@ import numpy as np
 
 from ..context import localcontext
 from ..rounding import DETERMINISTIC_MODES
-from .engine import FLAG_NAMES, _same_bits, block_stats, evaluate, keywords, setting_label
-from .ops import DEFAULTS, Op
+from .compare import FLAG_NAMES, _same_bits, block_stats, evaluate, keywords, setting_label
+from .ops import Op
 
 __all__ = ["diagnose", "candidate_values"]
 
