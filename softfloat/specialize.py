@@ -165,6 +165,10 @@ def platform_nan(platform, stage: str, fmt) -> NanRule:
     rule = plat.nan_rule(stage, f)
     if rule == "canonical":
         return NanRule("canonical")
+    if rule == "ones":
+        # casts only: the kernels propagate (the NaN's sign), the platform
+        # interpreter (platforms.ops) then sets the payload to all ones
+        return NanRule("propagate")
     if rule in ("propagate", "keep"):
         # a conversion makes no fresh NaN; the pattern is kept for results only
         return NanRule(rule, None if stage != "result" else _fresh_pattern(plat, f))
