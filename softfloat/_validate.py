@@ -148,3 +148,6 @@ def kernel_io(src: np.ndarray, n: int):
 
 # Elements per chunk of a parallel loop.
 CHUNK = 1 << 14
+# Elements per block where a public function works through a large array in blocks
+# (so that widened working copies stay a block long: bounded peak memory)
+BLOCK = 1 << 19
