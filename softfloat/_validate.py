@@ -150,4 +150,4 @@ def kernel_io(src: np.ndarray, n: int):
 CHUNK = 1 << 14
 # Elements per block where a public function works through a large array in blocks
 # (so that widened working copies stay a block long: bounded peak memory)
-BLOCK = 1 << 19
+BLOCK = 1 << 18

@@ -176,8 +176,11 @@ def _blocked(fn, arrays, f, rounding, return_flags, policies):
     n = bs[0].size
     if n <= 2 * V.BLOCK or any(b.shape != shape for b in bs):
         return None
-    if resolve(rounding, **policies).rounding == Rounding.STOCHASTIC:
+    res = resolve(rounding, **policies)
+    if res.rounding == Rounding.STOCHASTIC:
         return None
+    if f.nbits == 16 and f.kind == "ieee" and res.fast_paths:
+        return None          # 16-bit fast paths keep uint16 operands: no widening
     V.boolean(return_flags, "return_flags")
     flat = [V.flat(b) for b in bs]
     out = np.empty(n, f.dtype)

@@ -309,9 +309,9 @@ def _odd53(v) -> np.float64:
         try:
             hi = np.float64(float(v))               # round to nearest (exact integer math)
         except OverflowError:
-            return np.copysign(_F64_MAX_ODD, v)
+            return np.copysign(_F64_MAX_ODD, -1.0 if v < 0 else 1.0)
         if not np.isfinite(hi):                     # pragma: no cover (float() raises)
-            return np.copysign(_F64_MAX_ODD, v)
+            return np.copysign(_F64_MAX_ODD, -1.0 if v < 0 else 1.0)
         lo = v - int(hi)
     elif isinstance(v, np.floating):                # longdouble (wider than float64)
         if not np.isfinite(v):

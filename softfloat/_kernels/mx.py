@@ -357,10 +357,13 @@ def f32_exact(v) -> np.ndarray:
     """float64 values that are float32 values as float32, by integer operations on
     their bits (numpy's cast, like any float arithmetic, flushes float32 subnormals
     when the caller's MXCSR has FTZ set): the same result as ``v.astype(np.float32)``
-    with subnormals kept; magnitudes at or above 2**128 give +-inf and NaNs the
-    quiet NaN of their sign (payloads are not kept). Values with more than 24
+    with subnormals kept; magnitudes at or above 2**128 give +-inf and NaNs keep
+    their sign and top payload bits, quieted (as the cast). Values with more than 24
     significant bits are truncated (the callers pass float32 values only)."""
     v = np.ascontiguousarray(v, np.float64)
+    if not caller_flushes():
+        with np.errstate(over="ignore"):
+            return v.astype(np.float32)       # the same, where the cast keeps subnormals
     u = v.view(np.uint64)
     sign = ((u >> np.uint64(63)).astype(np.uint32) << np.uint32(31))
     e = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
@@ -375,7 +378,9 @@ def f32_exact(v) -> np.ndarray:
     out[sub] = (np.abs(v[sub]) * 2.0 ** 149).astype(np.uint32)
     out[(e >= 1023 + 128) & (e < 0x7FF)] = 0x7F800000
     out[(e == 0x7FF) & (frac == 0)] = 0x7F800000
-    out[(e == 0x7FF) & (frac != 0)] = 0x7FC00000
+    nan = (e == 0x7FF) & (frac != 0)
+    # as the hardware cast: the top payload bits kept, the quiet bit set
+    out[nan] = (np.uint64(0x7FC00000) | (frac[nan] >> np.uint64(29))).astype(np.uint32)
     return (out | sign).view(np.float32)
 
 
