@@ -103,7 +103,7 @@ def test_full_like_refuses_non_numbers_and_array_equal_compares_values():
 # block formats by value
 # ---------------------------------------------------------------------------
 def test_pickled_block_format_quantizes_as_the_original():
-    x = np.linspace(-3, 3, 64)
+    x = np.linspace(-3, 3, 64).astype(np.float32)
     for name, bf in mx.BLOCK_FORMATS.items():
         bf2 = pickle.loads(pickle.dumps(bf))
         assert bf2 == bf and bf2 is not bf
@@ -111,8 +111,7 @@ def test_pickled_block_format_quantizes_as_the_original():
             codes, scales = mx.quantize(*args)
             v = mx.dequantize(codes, scales, args[1])
             np.testing.assert_array_equal(v, mx.dequantize(*mx.quantize(x, bf), bf))
-        np.testing.assert_array_equal(mx.quantize_values(x.astype(np.float32), bf2),
-                                      mx.quantize_values(x.astype(np.float32), bf))
+        np.testing.assert_array_equal(mx.quantize_values(x, bf2), mx.quantize_values(x, bf))
 
 
 def test_custom_block_formats_of_one_name_have_their_own_tables():
@@ -265,7 +264,8 @@ def test_torch_cpu_fp8_casts_match_torch(name):
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, [(hex(u[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
     # float64 input: torch rounds a double tensor through float (float64_route)
-    x64 = u.view(np.float32).astype(np.float64)[::7] * 1.000000001
+    with np.errstate(invalid="ignore", over="ignore"):
+        x64 = u.view(np.float32).astype(np.float64)[::7] * 1.000000001
     x32 = torch.from_numpy(x64).to(torch.float32)
     want64 = x32.to(getattr(torch, _TORCH_FP8[name])).view(torch.uint8).numpy()
     got64 = platform_to_bits(x64, name, platform="torch_cpu")
@@ -324,8 +324,10 @@ def test_platform_sum_threads_are_bounded():
     for bad in (10 ** 9, 10 ** 8, 0, -1, True, 2.0):
         with pytest.raises(ValueError, match="threads"):
             platform_sum(x, "fp16", platform="torch_cpu", threads=bad)
-    assert float(sf.from_bits(platform_sum(x, "fp16", platform="torch_cpu", threads=4),
-                              "fp16")) == 40000.0
+        with pytest.raises(ValueError, match="threads"):
+            sf.platforms.platform_mean(x, "fp16", platform="torch_cpu", threads=bad)
+    assert float(sf.from_bits(platform_sum(x[:100], "fp16", platform="torch_cpu",
+                                           threads=4096), "fp16")) == 100.0
 
 
 def test_probe_of_a_deep_sequential_sum_and_of_a_sort_then_sum():
@@ -414,7 +416,7 @@ def _peak(fn) -> int:
 
 
 def test_peak_memory_of_large_calls():
-    n = 1 << 22
+    n = 1 << 21
     x = np.random.default_rng(5).standard_normal(n)
     b16 = sf.to_bits(x, "fp16")
     b8 = sf.to_bits(x, "fp8_e4m3")
