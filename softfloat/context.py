@@ -142,9 +142,16 @@ class Context:
 
 def env_fast_paths() -> bool:
     """The default of Context.fast_paths: False when $SOFTFLOAT_FAST_PATHS is
-    0/false/no/off, True otherwise."""
+    0/false/no/off, True when it is unset, empty or 1/true/yes/on (any case);
+    any other value is a ValueError naming the variable (a typo must not be read
+    as "on")."""
     v = os.environ.get("SOFTFLOAT_FAST_PATHS", "1").strip().lower()
-    return v not in ("0", "false", "no", "off")
+    if v in ("0", "false", "no", "off"):
+        return False
+    if v in ("", "1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"SOFTFLOAT_FAST_PATHS={v!r}: expected 0/false/no/off or "
+                     f"1/true/yes/on")
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Context))

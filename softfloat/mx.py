@@ -770,7 +770,7 @@ def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
         # one rounding of the float64 quotient to float32 is the correctly rounded
         # float32 quotient (53 >= 2 * 24 + 2), as float32's own division
         q = np.float32(f.max / a) if a > 2.0 ** -1000 else np.float32(np.inf)
-        sf = q / np.float32(2.0 ** m)
+        sf = q / np.float32(np.power(np.float64(2.0), m))
     if not (np.isfinite(sf) and sf > 0):
         return prev
     return float(sf)

@@ -592,6 +592,11 @@ class _Prober:
         return lo + 1
 
 
+#: the most terms `probe_sum` takes (its calls each build an input of n values and
+#: it makes O(n) of them at least)
+MAX_TERMS = 1 << 20
+
+
 def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) -> ProbeResult:
     """Recover the accumulation tree of ``fn`` summing ``n`` values of ``fmt``.
 
@@ -610,8 +615,9 @@ def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) 
     max_calls : int, optional
         Stop with `ProbeError` past this many calls.
     """
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 1 <= n <= MAX_TERMS:
+        raise ValueError(f"n must be an int in [1, {MAX_TERMS}] (each call builds an "
+                         f"n-element input), got {n!r}")
     if not callable(fn):
         raise TypeError("fn must be callable")
     if n == 1:
