@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import softfloat as sf
+from softfloat._kernels.mx import caller_flushes, f32_exact
 from softfloat._parallel import MIN_PARALLEL, run_chunks
 
 
@@ -103,6 +105,12 @@ def round_values(x, fmt):
     if not fits(fmt):
         raise ValueError(f"round_values: {fmt.name} is not an IEEE-style format inside "
                          f"float32")
+    if caller_flushes():
+        # FTZ/DAZ in the caller's MXCSR: these kernels' float arithmetic would flush
+        # subnormals; their slow twin, on integer kernels, gives the same values
+        bits = sf.to_bits(x, fmt, "nearest_even", subnormals=True, ftz=False, daz=False,
+                          overflow="ieee")
+        return f32_exact(sf.from_bits(bits, fmt))
     out = np.empty(x.shape, np.float32)
     kern = _round_f32_chunk if x.dtype == np.float32 else _round_f64_chunk
     args = (x.reshape(-1), out.reshape(-1), int(fmt.mbits), int(fmt.emin), int(fmt.emax))

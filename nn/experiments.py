@@ -37,7 +37,6 @@ needs matplotlib).
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math

@@ -40,6 +40,9 @@ import contextvars
 import numpy as np
 import softfloat as sf
 
+from softfloat import _validate as _V
+from softfloat._kernels.mx import f32_exact
+
 from . import _round
 
 _FITS: dict = {}
@@ -100,8 +103,8 @@ def decode(bits, fmt):
         return bits.view(np.float16).astype(np.float32)
     if fmt == sf.BF16:
         return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    with np.errstate(invalid="ignore"):
-        return sf.from_bits(bits, fmt).astype(np.float32)
+    # by the bits, not numpy's cast (which flushes subnormals under FTZ in MXCSR)
+    return f32_exact(sf.from_bits(bits, fmt))
 
 
 class Precision:
@@ -207,11 +210,18 @@ class Precision:
             self.acc_model = sf.Accumulator(sf.FP32 if acc is None else acc,
                                             "nearest_even", order,
                                             self.block if order == "blocked" else None)
-        self.master_weights = bool(master_weights) and self.storage is not None
+        self.master_weights = (_V.boolean(master_weights, "master_weights")
+                               and self.storage is not None)
         if loss_scaling not in LOSS_SCALING:
             raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
         self.loss_scaling = loss_scaling
+        if (isinstance(loss_scale, (bool, np.bool_))
+                or not isinstance(loss_scale, (int, float, np.integer, np.floating))):
+            raise TypeError(f"loss_scale must be a number (int or float), got "
+                            f"{type(loss_scale).__name__} {loss_scale!r}")
         self.loss_scale = float(loss_scale)
+        if not (np.isfinite(self.loss_scale) and self.loss_scale > 0):
+            raise ValueError(f"loss_scale must be a positive finite number, got {loss_scale!r}")
         if loss_scaling != "none":
             from .scaler import MIN_SCALE
             s32 = np.float32(self.loss_scale)

@@ -24,6 +24,8 @@ def as_values(x, name="x") -> np.ndarray:
     if isinstance(x, (list, tuple)):
         _check_float_leaves(x, name)
     a = np.asarray(x)
+    if a.dtype.kind == "f" and not a.dtype.isnative and a.dtype.newbyteorder("=") in HOST_FORMATS:
+        a = a.astype(a.dtype.newbyteorder("="))     # byte order only: exact
     if a.dtype not in HOST_FORMATS:
         kind = {"i": "integer", "u": "unsigned integer", "b": "bool", "c": "complex",
                 "O": "object", "U": "string"}.get(a.dtype.kind, str(a.dtype))
@@ -92,6 +94,8 @@ def as_bits(bits, fmt: Format, name="bits") -> np.ndarray:
                              f"(expected 0..{(1 << fmt.nbits) - 1:#x})")
         return a.astype(fmt.dtype)
     a = np.asarray(bits)
+    if a.dtype.kind == "u" and not a.dtype.isnative and a.dtype.newbyteorder("=") == fmt.dtype:
+        a = a.astype(fmt.dtype)                     # byte order only: exact
     if a.dtype != fmt.dtype:
         if a.dtype.kind == "f":
             raise TypeError(f"{name}: expected {fmt.dtype} encodings of {fmt.name}, got float "
@@ -144,3 +148,6 @@ def kernel_io(src: np.ndarray, n: int):
 
 # Elements per chunk of a parallel loop.
 CHUNK = 1 << 14
+# Elements per block where a public function works through a large array in blocks
+# (so that widened working copies stay a block long: bounded peak memory)
+BLOCK = 1 << 18

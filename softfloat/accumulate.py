@@ -461,12 +461,16 @@ def _min_ulp_exp(vals: np.ndarray, fin: Format) -> int:
     return max(int(e) - 1, fin.emin) - fin.mbits
 
 
+from ._kernels.mx import caller_flushes as _caller_flushes  # noqa: E402
+
+
 def _fast_ok(model, fin: Format, res, return_flags) -> bool:
     return (isinstance(model, Accumulator) and model.fmt == FP32 and not model.kahan
             and isinstance(model.order, str) and model.order in ("sequential", "blocked")
             and model.products in ("exact", "fused") and not return_flags
             and res.rounding == Rounding.NEAREST_EVEN and not res.ftz and not res.daz
-            and res.overflow in (None, "ieee") and _f32_fits(fin))
+            and res.overflow in (None, "ieee") and _f32_fits(fin)
+            and not _caller_flushes())          # FTZ/DAZ in MXCSR: the integer path
 
 
 def _fast(A3, B3, has_b, C3, fin: Format, pol, block=None):

@@ -162,7 +162,49 @@ def _eft_run(kernel, args, full, out, scratch, general):
     return allf
 
 
+def _blocked(fn, arrays, f, rounding, return_flags, policies):
+    """``fn`` (an elementwise operation on encodings of ``f``) over large operands in
+    blocks of `_validate.BLOCK` elements, each written into the result: the kernels' widened
+    working copies (uint32 operands and output, 12 bytes per element for 8-bit
+    formats) then stay a block long, and the peak memory is about the inputs and
+    the output. None (do it in one call) for small or broadcast operands and for
+    stochastic rounding (its random stream is indexed by position)."""
+    bs = [np.asarray(x) for x in arrays]
+    if any(b.dtype != f.dtype for b in bs):
+        return None                               # the one call reports the error
+    shape = bs[0].shape
+    n = bs[0].size
+    if n <= 2 * _validate.BLOCK or any(b.shape != shape for b in bs):
+        return None
+    res = resolve(rounding, **policies)
+    if res.rounding == Rounding.STOCHASTIC:
+        return None
+    if f.nbits == 16 and f.kind == "ieee" and res.fast_paths:
+        return None          # 16-bit fast paths keep uint16 operands: no widening
+    _validate.boolean(return_flags, "return_flags")
+    flat = [_validate.flat(b) for b in bs]
+    out = np.empty(n, f.dtype)
+    flg = np.empty(n, np.uint8) if return_flags else None
+    for lo in range(0, n, _validate.BLOCK):
+        hi = min(n, lo + _validate.BLOCK)
+        r = fn(*[x[lo:hi] for x in flat])
+        if return_flags:
+            out[lo:hi], flg[lo:hi] = r
+        else:
+            out[lo:hi] = r
+    out = out.reshape(shape)
+    return (out, flg.reshape(shape)) if return_flags else out
+
+
 def _binary(op, a, b, fmt, rounding, return_flags, policies):
+    f = _validate.target_format(fmt)
+    r = _blocked(lambda x, y: _binary_one(op, x, y, f, rounding, return_flags, policies),
+                 (a, b), f, rounding, return_flags, policies)
+    return r if r is not None else _binary_one(op, a, b, fmt, rounding, return_flags,
+                                               policies)
+
+
+def _binary_one(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     use_eft = op in _FAST_OPS and _eft_ok(f, res, pol)
     fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
@@ -214,6 +256,13 @@ def _compare(op, a, b, fmt, return_flags, policies):
 
 
 def _unary(op, a, fmt, rounding, return_flags, policies):
+    f = _validate.target_format(fmt)
+    r = _blocked(lambda x: _unary_one(op, x, f, rounding, return_flags, policies),
+                 (a,), f, rounding, return_flags, policies)
+    return r if r is not None else _unary_one(op, a, fmt, rounding, return_flags, policies)
+
+
+def _unary_one(op, a, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     flg = None
     if op == kernels.OP_SQRT and _eft_ok(f, res, pol):
@@ -305,6 +354,14 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
+    pols = dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+    fb = _validate.target_format(fmt)
+    r = _blocked(lambda x, y, z: fma(x, y, z, fb, rounding, return_flags=return_flags,
+                                     **pols), (a, b, c), fb, rounding, return_flags, pols) \
+        if np.size(a) > 2 * _validate.BLOCK else None
+    if r is not None:
+        return r
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
         nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))

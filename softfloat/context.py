@@ -57,6 +57,8 @@ def check_option(name: str, v):
                 or (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))):
             raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got "
                             f"{type(v).__name__}")
+        if isinstance(v, (int, np.integer)) and v < 0:
+            raise ValueError(f"seed must be a non-negative int (numpy's seeds are), got {v}")
     elif name == "fast_paths":
         _validate.boolean(v, name)
     elif name == "flags":

@@ -103,16 +103,27 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     else:
         # Every other pair: one array signature per kernel (int64 sources, uint32
         # encodings out), so that each kernel compiles once, not once per dtype pair.
-        src, out = _validate.kernel_io(src, src.size)
-        if fast_ok:
-            # IEEE source whose normal range covers the target's: the branch-free,
-            # vectorized kernel (identical results; see softfloat._kernels.convert).
-            allf = run_chunks(fast_chunk, src.size, src, out, flg, return_flags, sE, sM, sb,
-                              dE, dM, db, dk, pol, key)
+        # IEEE source whose normal range covers the target's: the branch-free,
+        # vectorized kernel (identical results; see softfloat._kernels.convert).
+        kern = fast_chunk if fast_ok else convert_chunk
+        kargs = ((sE, sM, sb, dE, dM, db, dk, pol, key) if fast_ok
+                 else (sE, sM, sb, sk, dE, dM, db, dk, pol, key))
+        if src.size > _validate.BLOCK and res.rounding != Rounding.STOCHASTIC:
+            # in blocks: the int64/uint32 working copies stay one block long, so the
+            # peak memory is the output plus a block, not 12 bytes per element
+            # (stochastic rounding indexes its random stream by position: one call)
+            out = np.empty(src.size, dst.dtype)
+            allf = 0
+            for lo in range(0, src.size, _validate.BLOCK):
+                hi = min(src.size, lo + _validate.BLOCK)
+                s2, o2 = _validate.kernel_io(src[lo:hi], hi - lo)
+                allf |= run_chunks(kern, hi - lo, s2, o2, flg[lo:hi] if return_flags else flg,
+                                   return_flags, *kargs)
+                out[lo:hi] = o2
         else:
-            allf = run_chunks(convert_chunk, src.size, src, out, flg, return_flags, sE, sM,
-                              sb, sk, dE, dM, db, dk, pol, key)
-        out = out.astype(dst.dtype, copy=False)
+            src, out = _validate.kernel_io(src, src.size)
+            allf = run_chunks(kern, src.size, src, out, flg, return_flags, *kargs)
+            out = out.astype(dst.dtype, copy=False)
     res.context.flags |= Flags(int(allf))
     out = out.reshape(shape)
     if return_flags:

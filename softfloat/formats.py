@@ -28,8 +28,13 @@ saying how infinity and NaN are encoded, after ml_dtypes:
     no infinity, no zero and no subnormals; exponent field 0 is the normal
     value ``2**-bias``; the all-ones encoding is the one NaN. Negative values
     and zeros have no encoding: they give NaN with invalid raised (as
-    ml_dtypes); a positive value below ``2**-bias`` becomes ``2**-bias`` with
-    underflow and inexact raised; overflow gives NaN (or the largest value in
+    ml_dtypes); a positive value below ``2**-bias`` becomes ``2**-bias``, inexact,
+    and tiny by the one tininess rule of every format: with ``tininess="after"``
+    (the default) only if it rounds, at the format's precision with unbounded
+    exponent, below ``2**-bias`` (``1.25 * 2**-128`` in e8m0 raises underflow,
+    ``1.75 * 2**-128``, which rounds to ``2**-127``, does not); with
+    ``tininess="before"`` (and always under stochastic rounding and round-to-odd)
+    every value below ``2**-bias``; underflow is raised when tiny. Overflow gives NaN (or the largest value in
     directed modes that round toward zero, and with ``overflow="saturate"``),
     as for ``fn``. ``fnu`` formats may have 0 fraction bits.
 

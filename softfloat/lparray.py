@@ -24,11 +24,19 @@
 
 Operands: arrays of one format only (mixed formats raise TypeError: convert with
 ``.astype(fmt)``); Python and NumPy float scalars are rounded into the format
-first (as NumPy treats scalars); NumPy arrays raise TypeError (wrap them with
-`array`). ``np.asarray(a)`` gives the exact float64 values, ``a.bits`` the
+first (as NumPy treats scalars), each with one rounding, directly from its exact
+value (a Python int or an ``np.longdouble`` is not rounded to float64 first);
+NumPy arrays raise TypeError (wrap them with `array`).
+``np.mean`` is NumPy's definition, sum / n: the sum accumulated by the array's
+model ``acc`` (kept in the accumulator's format, not rounded back), then divided by
+the count n (an exact integer, never rounded into the array's format) with one
+rounding into the array's format. ``copy.copy`` and ``copy.deepcopy`` copy the
+encodings (never a shared buffer). ``np.asarray(a)`` gives the exact float64 values, ``a.bits`` the
 encodings.
 """
 from __future__ import annotations
+
+import copy as _copy
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -150,7 +158,7 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
                                 f"convert explicitly with .astype({self._fmt.name!r})")
             return value._bits
         if _is_scalar(value):
-            return to_bits(np.float64(value), self._fmt)
+            return to_bits(_odd53(value), self._fmt)
         raise TypeError(f"cannot mix an LPArray ({self._fmt.name}) with "
                         f"{type(value).__name__}; wrap NumPy arrays with "
                         f"softfloat.array(x, {self._fmt.name!r})")
@@ -165,6 +173,12 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     def copy(self):
         return _wrap_like(self, self._bits.copy())
+
+    def __copy__(self):
+        return LPArray(self._bits.copy(), self._fmt, self._acc)
+
+    def __deepcopy__(self, memo):
+        return LPArray(self._bits.copy(), self._fmt, _copy.deepcopy(self._acc, memo))
 
     def reshape(self, *shape, **kw):
         return _wrap_like(self, self._bits.reshape(*shape, **kw))
@@ -275,6 +289,45 @@ def _is_scalar(v) -> bool:
             and not isinstance(v, (bool, np.bool_)))
 
 
+_F64_MAX_ODD = np.float64(np.finfo(np.float64).max)     # its last significand bit is 1
+
+
+def _odd53(v) -> np.float64:
+    """A real scalar (Python int or float, any NumPy integer or float, longdouble
+    included) as a float64 rounded to odd: the exact value when it has at most 53
+    significant bits, else its truncation with the last bit set (beyond float64's
+    range: the largest float64, whose last bit is set). Rounding that into a target
+    of p <= 51 bits (every softfloat target: at most 24) in any mode gives the
+    correctly rounded value of the scalar (Boldo and Melquiond 2008): one rounding,
+    as if from the exact value."""
+    if isinstance(v, (float, np.float64, np.float32, np.float16)):
+        return np.float64(v)                        # exact
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        if -(1 << 53) <= v <= 1 << 53:
+            return np.float64(v)
+        try:
+            hi = np.float64(float(v))               # round to nearest (exact integer math)
+        except OverflowError:
+            return np.copysign(_F64_MAX_ODD, -1.0 if v < 0 else 1.0)
+        if not np.isfinite(hi):                     # pragma: no cover (float() raises)
+            return np.copysign(_F64_MAX_ODD, -1.0 if v < 0 else 1.0)
+        lo = v - int(hi)
+    elif isinstance(v, np.floating):                # longdouble (wider than float64)
+        if not np.isfinite(v):
+            return np.float64(v)
+        with np.errstate(over="ignore"):
+            hi = np.float64(v)
+        if not np.isfinite(hi):
+            return np.copysign(_F64_MAX_ODD, np.float64(np.sign(v)))
+        lo = v - type(v)(hi)                        # exact in the wider type
+    else:                                           # pragma: no cover (callers check)
+        raise TypeError(f"expected a real scalar, got {type(v).__name__}")
+    if lo == 0 or int(hi.view(np.int64)) & 1:
+        return hi                                   # exact, or the odd neighbour already
+    return np.nextafter(hi, np.inf if lo > 0 else -np.inf)
+
+
 def _index(idx):
     """Index arrays given as LPArrays are not allowed; bool/int numpy arrays are."""
     if isinstance(idx, LPArray):
@@ -374,11 +427,63 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue
     return res
 
 
-def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    """The sum (with the array's accumulation model) divided by the count, rounded."""
-    s = _sum(a, axis, dtype, out, keepdims, **kw)
-    n = int(np.prod([a.shape[d] for d in _axes(a, axis, "LPArray.mean")]))
-    return s / float(n)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=np._NoValue, **kw):
+    """NumPy's mean, sum / n: the sum with the array's accumulation model, kept in
+    the accumulator's format, divided by the count n (an exact integer) with one
+    rounding into the array's format (under the context). The count is never
+    rounded into a format; n = 0 gives NaN (0 / 0), as NumPy."""
+    if not isinstance(a, LPArray):
+        return NotImplemented
+    _no_extra("LPArray.mean", dtype=dtype, out=out, where=where)
+    keepdims = V.boolean(False if keepdims is np._NoValue else keepdims, "keepdims")
+    axes = _axes(a, axis, "LPArray.mean")
+    n = int(np.prod([a.shape[d] for d in axes], dtype=object)) if axes else 1
+    mfmt = _model_fmt(a)
+    b = a._bits
+    if len(axes) > 1 or (len(axes) == 0 and a.ndim == 0):
+        keep = [d for d in range(a.ndim) if d not in axes]
+        b = np.transpose(b, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1])
+        ax = -1
+    elif len(axes) == 1:
+        ax = axes[0]
+    else:                                   # axis=() on an n-d array: each element / 1
+        return _wrap_like(a, b.copy())
+    s = from_bits(_acc.sum(b, a._fmt, ax, acc=a._acc, **kw), mfmt)   # exact values
+    q = _div_odd53(s, n)
+    r = _wrap_like(a, to_bits(q, a._fmt))
+    if keepdims:
+        r = _wrap_like(a, np.expand_dims(r._bits, axes))
+    return r
+
+
+def _div_odd53(s: np.ndarray, n: int) -> np.ndarray:
+    """s / n (s float64, n a positive integer) rounded to odd at float64's 53 bits,
+    exactly: q = RN(s / n), its exact remainder s - q * n by Dekker's product (no
+    overflow or underflow for values of softfloat formats and n < 2**53), then q
+    moved to its odd neighbour towards s / n when inexact and even. Rounding that
+    into a target of at most 24 bits is the correctly rounded s / n (see `_odd53`).
+    NaN, infinite and zero quotients are left as they are."""
+    s = np.asarray(s, np.float64)
+    if n == 0:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return s / 0.0
+    if n >= 1 << 53:                       # pragma: no cover (arrays that large do not fit)
+        raise ValueError(f"mean over {n} elements: the count is beyond 2**53")
+    nf = np.float64(n)
+    with np.errstate(invalid="ignore", over="ignore"):
+        q = s / nf
+        split = np.float64(134217729.0)     # 2**27 + 1, Veltkamp's constant
+        t = split * q
+        qh = t - (t - q)
+        ql = q - qh
+        t = split * nf
+        nh = t - (t - nf)
+        nl = nf - nh
+        p = q * nf
+        e = ((qh * nh - p) + qh * nl + ql * nh) + ql * nl     # q * n = p + e exactly
+        r = (s - p) - e                                        # exact remainder
+        fix = np.isfinite(q) & (q != 0) & (r != 0) & ((q.view(np.int64) & 1) == 0)
+    return np.where(fix, np.nextafter(q, np.where(r > 0, np.inf, -np.inf)), q)
 
 
 def _matmul(x, y, **kw):
@@ -472,8 +577,19 @@ def _like(fill):
 
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
     _no_extra("np.full_like", dtype=dtype, order=order, subok=subok, **kw)
+    if isinstance(fill_value, LPArray):
+        if fill_value.size != 1:
+            raise ValueError("np.full_like of an LPArray: fill_value must be a scalar")
+        fill = a._coerce(fill_value).reshape(())
+    elif _is_scalar(fill_value):
+        fill = to_bits(_odd53(fill_value), a._fmt)
+    else:
+        # np.float64 would read "1.5" as 1.5, None as NaN and True as 1.0: refused
+        raise TypeError(f"np.full_like of an LPArray: fill_value must be a real number "
+                        f"(int or float), got {type(fill_value).__name__} "
+                        f"{_short(fill_value)}")
     r = _like(None)(a, shape=shape)
-    r._bits[...] = to_bits(np.float64(fill_value), a._fmt)
+    r._bits[...] = fill
     return r
 
 
@@ -485,18 +601,25 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _array_equal(a1, a2, equal_nan=False):
-    try:
-        f = _first(a1, a2)
-        x, y = f._coerce(a1), f._coerce(a2)
-    except TypeError:
-        return False
+    """NumPy's array_equal on exact values: an LPArray equals an ndarray, a list
+    or an LPArray of another format holding the same numbers (-0 == +0; NaNs
+    equal only with ``equal_nan``). Integer operands are compared exactly (not
+    through float64)."""
+    equal_nan = V.boolean(equal_nan, "equal_nan")
+    x, y = [v.values() if isinstance(v, LPArray) else np.asarray(v) for v in (a1, a2)]
     if x.shape != y.shape:
         return False
-    eq = _ar.eq(x, y, f._fmt)
-    if equal_nan:
-        vx, vy = from_bits(x, f._fmt), from_bits(y, f._fmt)
-        eq = eq | (np.isnan(vx) & np.isnan(vy))
-    return bool(np.all(eq))
+    for u, w in ((x, y), (y, x)):
+        if u.dtype.kind == "f" and w.dtype.kind in "iuO":
+            # exact: every float must be an integer equal to the other side's
+            if not np.all(np.isfinite(u)) or not np.all(u == np.floor(u)):
+                return False
+            try:
+                return all(int(p) == int(q) for p, q in zip(u.reshape(-1).tolist(),
+                                                              w.reshape(-1).tolist()))
+            except (TypeError, ValueError):
+                return False
+    return bool(np.array_equal(x, y, equal_nan=equal_nan))
 
 
 _FUNCS = {

@@ -108,9 +108,50 @@ class BlockFormat:
     emax_elem: int
     elem_precision: int
 
+    def __post_init__(self):
+        # Everything the kernels read is checked here and compared by value (a
+        # pickled or rebuilt BlockFormat is the same format): the scale is E8M0
+        # (the MX formats) or fp8 e4m3 (NVFP4) by its parameters, the element's
+        # constants are those of the element format.
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"BlockFormat name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.scale, Format) or self.scale.params not in (E8M0.params,
+                                                                           FP8_E4M3.params):
+            raise ValueError(f"BlockFormat scale must be E8M0 (MX) or fp8 e4m3 (NVFP4), "
+                             f"got {self.scale!r}")
+        if (isinstance(self.block, (bool, np.bool_))
+                or not isinstance(self.block, (int, np.integer)) or self.block < 1):
+            raise ValueError(f"BlockFormat block must be a positive int, got {self.block!r}")
+        object.__setattr__(self, "block", int(self.block))
+        if self.elem is None:
+            want = (127 / 64, 0, 7)                  # MXINT8
+        elif isinstance(self.elem, Format):
+            if self.elem.params != get_format(self.elem).params or self.elem.nbits > 8:
+                raise ValueError(f"BlockFormat elem must be a format of at most 8 bits, "
+                                 f"got {self.elem!r}")
+            want = (self.elem.max, self.elem.emax, self.elem.precision)
+        else:
+            raise TypeError(f"BlockFormat elem must be a softfloat.Format or None (int8), "
+                            f"got {type(self.elem).__name__}")
+        if (self.max_elem, self.emax_elem, self.elem_precision) != want:
+            raise ValueError(f"BlockFormat {self.name}: max_elem, emax_elem, elem_precision "
+                             f"must be {want} for its element, got "
+                             f"{(self.max_elem, self.emax_elem, self.elem_precision)}")
+
     @property
     def is_int(self) -> bool:
         return self.elem is None
+
+    @property
+    def is_nvfp4(self) -> bool:
+        """True for an fp8 e4m3 scale (NVFP4's two-level scaling), by value."""
+        return self.scale.params == FP8_E4M3.params
+
+    @property
+    def key(self) -> tuple:
+        """What the kernels read, by value: (element params or None, block, scale params)."""
+        return (None if self.elem is None else self.elem.params, self.block,
+                self.scale.params)
 
 
 def _fp(name, elem, block, scale):
@@ -164,6 +205,9 @@ def _blocks_and_axes(ndim, block, axis, bf):
         br, bc = 1, block
         if isinstance(axis, (tuple, list)):
             raise ValueError(f"axis: 1-D blocks take one axis, got {axis!r}")
+        if axis is None:
+            raise TypeError("axis: 1-D blocks need the blocked axis as an int (a block "
+                            "never spans axes), got None")
         axes = (None, axis)
     for v in (br, bc):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
@@ -261,7 +305,7 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
     if a.dtype == np.float16:
         a = a.astype(np.float32)          # exact: float16 values are float32 values
     (br, bc), axes = _blocks_and_axes(a.ndim, block, axis, bf)
-    nv = bf.scale is FP8_E4M3
+    nv = bf.is_nvfp4
     if scale_rule is None:
         scale_rule = "nearest" if nv else "floor"
     allowed = NVFP4_SCALE_RULES if nv else SCALE_RULES
@@ -350,9 +394,9 @@ _DUMMY_F32 = np.empty(1, np.float32)
 
 def _static(bf):
     """(`_sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
-    r = _STATIC.get(bf)
+    r = _STATIC.get(bf.key)
     if r is None:
-        r = _STATIC[bf] = (_sig_exp(bf.max_elem), elem_params(bf))
+        r = _STATIC[bf.key] = (_sig_exp(bf.max_elem), elem_params(bf))
     return r
 
 
@@ -517,8 +561,9 @@ def quantize_values(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="n
     codes, scales = _general(p)
     if p.bf.is_int:
         codes = codes.view(np.int8)
-    with np.errstate(invalid="ignore"):
-        return dequantize(codes, scales, p.bf, axis=axis, block=block).astype(np.float32)
+    # by the bits, not numpy's cast: under FTZ in the caller's MXCSR the cast would
+    # flush float32 subnormal values
+    return K.f32_exact(dequantize(codes, scales, p.bf, axis=axis, block=block))
 
 
 _LUTS: dict = {}
@@ -526,7 +571,8 @@ _LUTS: dict = {}
 
 def _luts(bf: BlockFormat):
     """(element value per code, scale value per code) as float64 tables."""
-    if bf.name not in _LUTS:
+    key = bf.key                           # by value: two formats of one name differ
+    if key not in _LUTS:
         codes = np.arange(256, dtype=np.uint8)
         if bf.is_int:
             lut = codes.view(np.int8).astype(np.float64) / 64.0
@@ -535,8 +581,8 @@ def _luts(bf: BlockFormat):
             lut = np.full(256, np.nan)
             lut[:n] = from_bits(codes[:n], bf.elem)
         svals = from_bits(codes, bf.scale)
-        _LUTS[bf.name] = (lut, svals)
-    return _LUTS[bf.name]
+        _LUTS[key] = (lut, svals)
+    return _LUTS[key]
 
 
 def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
@@ -557,7 +603,7 @@ def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
     if not bf.is_int and c.size and int(c.max()) >= 1 << bf.elem.nbits:
         raise ValueError(f"codes: values out of range for {bf.elem.name} "
                          f"(expected 0..{(1 << bf.elem.nbits) - 1})")
-    nv = bf.scale is FP8_E4M3
+    nv = bf.is_nvfp4
     if tensor_scale is not None and not nv:
         raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
     _, _, ts = _tensor_scale(tensor_scale)
@@ -675,18 +721,58 @@ def unpack_fp4(packed, n=None, axis=-1):
 # ---------------------------------------------------------------------------
 # per-tensor fp8 scaling (Transformer Engine)
 # ---------------------------------------------------------------------------
+def _real(v, name: str) -> float:
+    """A real number given as an int or a float (Python or NumPy, or a 0-d float or
+    int array); bools, strings and everything else refused with a TypeError."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "fiu":
+        v = v[()]
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                              np.floating)):
+        raise TypeError(f"{name}: expected a real number (int or float), got "
+                        f"{type(v).__name__} {v!r}")
+    try:
+        return float(v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def _positive_f32(v, name: str) -> float:
+    """A positive finite float32 value (checked, not rounded)."""
+    t = _real(v, name)
+    if not (math.isfinite(t) and t > 0) or float(np.float32(t)) != t:
+        raise ValueError(f"{name}: expected a positive finite float32 value, got {v!r}")
+    return t
+
+
+def _margin(margin) -> float:
+    m = _real(margin, "margin")
+    if not math.isfinite(m):
+        raise ValueError(f"margin: expected a finite number, got {margin!r}")
+    return m
+
+
 def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
     """Transformer Engine's scale: (max_fp8 / amax) / 2**margin computed in
-    float32; the previous scale where amax is 0 or not finite (TE
-    ``_default_sf_compute``). Returns a float (a float32 value)."""
+    float32; the previous scale where amax is 0 or not finite, or where the
+    scale would be infinite or zero (TE ``_default_sf_compute``). Returns a float
+    (a float32 value). The quotient max_fp8 / amax is rounded once to float32 from
+    the exact amax: for a float32 amax that is TE's float32 division, and a float64
+    amax beyond float32's range (up to about 1e300) still gives its (small) scale.
+    ``amax``, ``margin`` (finite) and ``previous`` (a positive float32) are
+    checked: a string or a bool is a TypeError, never read as a number."""
     f = get_format(fmt)
-    a = float(amax)
+    a = _real(amax, "amax")
+    m = _margin(margin)
+    prev = _positive_f32(previous, "previous")
     if not (a > 0 and math.isfinite(a)):
-        return float(np.float32(previous))
-    sf = np.float32(f.max) / np.float32(a)
-    sf = sf / np.float32(2.0 ** margin)
-    if not np.isfinite(sf):
-        return float(np.float32(previous))
+        return prev
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        # one rounding of the float64 quotient to float32 is the correctly rounded
+        # float32 quotient (53 >= 2 * 24 + 2), as float32's own division
+        q = np.float32(f.max / a) if a > 2.0 ** -1000 else np.float32(np.inf)
+        sf = q / np.float32(np.power(np.float64(2.0), m))
+    if not (np.isfinite(sf) and sf > 0):
+        return prev
     return float(sf)
 
 
@@ -704,9 +790,10 @@ def quantize_per_tensor(x, fmt="fp8_e4m3", *, scale=None, margin=0, rounding="ne
     if scale is None:
         fin = a[np.isfinite(a)]
         scale = fp8_scale(float(np.max(np.abs(fin))) if fin.size else 0.0, f, margin)
-    s = float(scale)
-    if not (math.isfinite(s) and s > 0) or float(np.float32(s)) != s:
-        raise ValueError(f"scale: expected a positive finite float32 value, got {scale!r}")
+    elif _margin(margin) != 0:
+        raise ValueError("margin is used to compute the scale: give scale= or margin=, "
+                         "not both")
+    s = _positive_f32(scale, "scale")
     se, ssig = _sig_exp(s)
     res = resolve(rounding, overflow="saturate", seed=seed)
     pol = kernel_policy(res, f)
@@ -723,7 +810,8 @@ def dequantize_per_tensor(codes, scale, fmt="fp8_e4m3"):
     """Values of per-tensor scaled codes: value(code) / scale (float64; one
     rounding of the quotient to float64, exact when scale is a power of two)."""
     f = get_format(fmt)
-    return from_bits(V.as_bits(codes, f, "codes"), f) / float(scale)
+    s = _positive_f32(scale, "scale")
+    return from_bits(V.as_bits(codes, f, "codes"), f) / s
 
 
 class DelayedScaling:
@@ -737,8 +825,11 @@ class DelayedScaling:
         self.fmt = get_format(fmt)
         if algo not in ("max", "most_recent"):
             raise ValueError(f"algo: expected 'max' or 'most_recent', got {algo!r}")
-        if not isinstance(history_len, int) or history_len < 1:
+        if (not isinstance(history_len, (int, np.integer))
+                or isinstance(history_len, (bool, np.bool_)) or history_len < 1):
             raise ValueError(f"history_len: expected a positive int, got {history_len!r}")
+        _margin(margin)
+        history_len = int(history_len)
         self.margin, self.history_len, self.algo = margin, history_len, algo
         self.amax_history: list = []
         self.scale = 1.0

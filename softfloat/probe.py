@@ -112,12 +112,15 @@ def _fmt(fmt) -> _Fmt:
 # Trees: nested tuples of leaf indices
 # ---------------------------------------------------------------------------
 def tree_leaves(tree) -> list:
-    """The leaf indices of a tree, left to right."""
-    if isinstance(tree, (int, np.integer)):
-        return [int(tree)]
+    """The leaf indices of a tree, left to right (iterative: trees of any depth)."""
     out = []
-    for c in tree:
-        out += tree_leaves(c)
+    stack = [tree]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, (int, np.integer)):
+            out.append(int(t))
+        else:
+            stack.extend(reversed(t))
     return out
 
 
@@ -146,27 +149,48 @@ def canonical_tree(tree):
     one-child nodes removed. Addition is commutative, so two trees with the same
     canonical form round identically when every node has at most two children
     (a node with more children is a fused multi-term addition; order inside it
-    does not matter either)."""
-    if isinstance(tree, (int, np.integer)):
-        return int(tree)
-    kids = [canonical_tree(c) for c in tree]
-    if len(kids) == 1:
-        return kids[0]
-    kids.sort(key=lambda c: min(tree_leaves(c)))
-    return tuple(kids)
+    does not matter either). Iterative (a sequential sum of n terms is n deep)."""
+    done = {}                       # id(node) -> (canonical form, smallest leaf)
+    stack = [(tree, False)]
+    while stack:
+        t, ready = stack.pop()
+        if isinstance(t, (int, np.integer)):
+            done[id(t)] = (int(t), int(t))
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((c, False) for c in t)
+            continue
+        kids = sorted((done[id(c)] for c in t), key=lambda cm: cm[1])
+        if len(kids) == 1:
+            done[id(t)] = kids[0]
+        else:
+            done[id(t)] = (tuple(k for k, _ in kids), kids[0][1])
+    return done[id(tree)][0]
 
 
 def binarize(tree):
     """A tree whose nodes each add two children: a node with children
     ``(c0, c1, c2, ...)`` becomes ``((c0, c1), c2), ...`` -- the left-to-right
-    sequential reading that `softfloat.accumulate` gives explicit trees."""
-    if isinstance(tree, (int, np.integer)):
-        return int(tree)
-    kids = [binarize(c) for c in tree]
-    acc = kids[0]
-    for c in kids[1:]:
-        acc = (acc, c)
-    return acc
+    sequential reading that `softfloat.accumulate` gives explicit trees.
+    Iterative (trees of any depth)."""
+    done = {}
+    stack = [(tree, False)]
+    while stack:
+        t, ready = stack.pop()
+        if isinstance(t, (int, np.integer)):
+            done[id(t)] = int(t)
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((c, False) for c in t)
+            continue
+        kids = [done[id(c)] for c in t]
+        acc = kids[0]
+        for c in kids[1:]:
+            acc = (acc, c)
+        done[id(t)] = acc
+    return done[id(tree)]
 
 
 def draw_tree(tree, labels=None) -> str:
@@ -421,28 +445,48 @@ class _Prober:
         return L
 
     def build(self, leaves, size=None):
-        """The subtree over ``leaves`` (a full subtree)."""
-        leaves = sorted(leaves)
-        if len(leaves) == 1:
-            return leaves[0]
-        r = leaves[0]
-        Ls = {j: self.lca(r, j) for j in leaves[1:]}
-        top = len(leaves)
-        if max(Ls.values()) != top:
-            raise ProbeError(f"inconsistent sizes: subtree of {top} leaves {leaves[:8]}... "
-                             f"has largest common-ancestor size {max(Ls.values())}")
-        levels = sorted(set(Ls.values()))
-        node = r
-        have = 1
-        for v in levels:
-            new = [j for j in leaves[1:] if Ls[j] == v]
-            if have + len(new) != v:
-                raise ProbeError(f"inconsistent sizes: the ancestor of x[{r}] with {v} leaves "
-                                 f"has {have + len(new)}")
-            kids = self.split(new, v)
-            node = (node, *[self.build(k) for k in kids])
-            have = v
-        return node
+        """The subtree over ``leaves`` (a full subtree). Iterative, with an explicit
+        stack: a subtree is expanded into its spine levels and their children,
+        then assembled once every child is built (no recursion depth limit)."""
+        results = {}
+        next_id = [1]
+        stack = [("expand", 0, sorted(leaves))]
+        while stack:
+            kind, tid, data = stack.pop()
+            if kind == "assemble":
+                r, plan = data
+                node = r
+                for ids in plan:
+                    node = (node, *[results.pop(i) for i in ids])
+                results[tid] = node
+                continue
+            lv = data
+            if len(lv) == 1:
+                results[tid] = lv[0]
+                continue
+            r = lv[0]
+            Ls = {j: self.lca(r, j) for j in lv[1:]}
+            top = len(lv)
+            if max(Ls.values()) != top:
+                raise ProbeError(f"inconsistent sizes: subtree of {top} leaves {lv[:8]}... "
+                                 f"has largest common-ancestor size {max(Ls.values())}")
+            have = 1
+            plan, tasks = [], []
+            for v in sorted(set(Ls.values())):
+                new = [j for j in lv[1:] if Ls[j] == v]
+                if have + len(new) != v:
+                    raise ProbeError(f"inconsistent sizes: the ancestor of x[{r}] with {v} "
+                                     f"leaves has {have + len(new)}")
+                ids = []
+                for k in self.split(new, v):
+                    ids.append(next_id[0])
+                    tasks.append(("expand", next_id[0], sorted(k)))
+                    next_id[0] += 1
+                plan.append(ids)
+                have = v
+            stack.append(("assemble", tid, (r, plan)))
+            stack.extend(reversed(tasks))
+        return results[0]
 
     def split(self, leaves, v):
         """Partition ``leaves`` (met at an ancestor of size v) into child subtrees."""
@@ -455,6 +499,75 @@ class _Prober:
             gs = set(grp)
             rest = [j for j in rest if j not in gs]
         return out
+
+    def check_fused(self, node, tests=8):
+        """A node with more than two children must behave as one fused addition:
+        its children's values (one nonzero leaf per child, random signs and
+        magnitudes, the same for every call) each truncated toward zero to a
+        multiple of 2**(E - W) (E: the largest one's exponent; W >= p fixed),
+        added exactly and rounded once (to nearest even or toward zero, to p, 24
+        or 53 bits, then perhaps to the input format). A function whose order
+        depends on the values (a sort, then a sum) gives the same masks as a fused
+        node but rounds between its additions: it matches no such W and raises
+        ProbeError instead of being reported as a fused node."""
+        from fractions import Fraction
+        f = self.f
+        leaves = [tree_leaves(c)[0] for c in node]
+        rng = np.random.default_rng(len(leaves) * 1000003 + leaves[0])
+        # exponents spread over about p binades: sums of such terms round
+        lo = max(f.emin, -(f.precision // 2))
+        hi = min(f.emax - 4, f.precision // 2)
+        cases = []
+        for _ in range(tests):
+            e = rng.integers(lo, hi + 1, len(leaves))
+            m = rng.integers(0, 1 << (f.precision - 1), len(leaves))
+            sgn = rng.choice([-1.0, 1.0], len(leaves))
+            v = sgn * (1.0 + m / 2.0 ** (f.precision - 1)) * 2.0 ** e.astype(float)
+            x = np.zeros(self.n)
+            x[leaves] = v
+            y = self.call(x)
+            cases.append(([Fraction(float(t)) for t in v], Fraction(y)))
+
+        def rnd(q, p, mode):
+            if q == 0:
+                return q
+            a = abs(q)
+            k = a.numerator.bit_length() - a.denominator.bit_length()
+            k = k if Fraction(2) ** k <= a else k - 1
+            step = Fraction(2) ** (k - p + 1)
+            n_, r_ = divmod(a / step, 1)
+            n_ = int(n_)
+            if mode == "rne" and (r_ > Fraction(1, 2) or (r_ == Fraction(1, 2) and n_ % 2)):
+                n_ += 1
+            return (n_ * step) if q > 0 else -(n_ * step)
+
+        def fused_value(vals, W, p, mode):
+            nz = [abs(t) for t in vals if t != 0]
+            if not nz:
+                return Fraction(0)
+            big = max(nz)
+            E = big.numerator.bit_length() - big.denominator.bit_length()
+            E = E if Fraction(2) ** E <= big else E - 1
+            q = Fraction(2) ** (E - W)
+            tot = sum((int(t / q) * q) for t in vals)        # int() truncates toward 0
+            r = rnd(tot, p, mode)
+            return r
+
+        for W in range(f.precision, 64):
+            for p in sorted({f.precision, 24, 53}):
+                for mode in ("rne", "rz"):
+                    ok = True
+                    for vals, y in cases:
+                        r = fused_value(vals, W, p, mode)
+                        if r != y and rnd(r, f.precision, "rne") != y:
+                            ok = False
+                            break
+                    if ok:
+                        return
+        raise ProbeError(f"a node of {len(node)} children (leaves {leaves[:8]}) looks fused "
+                         f"in the masks but does not add its terms in one rounding: the order "
+                         f"of the additions depends on the values (a sort before the sum?), "
+                         f"which no tree of additions describes")
 
     def node_precision(self, c1, c2, sib, max_t=None):
         """Bits kept by the addition of subtrees c1 and c2 (leaf lists), with a
@@ -484,6 +597,11 @@ class _Prober:
         return lo + 1
 
 
+#: the most terms `probe_sum` takes (its calls each build an input of n values and
+#: it makes O(n) of them at least)
+MAX_TERMS = 1 << 20
+
+
 def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) -> ProbeResult:
     """Recover the accumulation tree of ``fn`` summing ``n`` values of ``fmt``.
 
@@ -502,8 +620,9 @@ def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) 
     max_calls : int, optional
         Stop with `ProbeError` past this many calls.
     """
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 1 <= n <= MAX_TERMS:
+        raise ValueError(f"n must be an int in [1, {MAX_TERMS}] (each call builds an "
+                         f"n-element input), got {n!r}")
     if not callable(fn):
         raise TypeError("fn must be callable")
     if n == 1:
@@ -515,21 +634,19 @@ def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) 
         raise ProbeError("the recovered tree does not hold every term once")
     fused = 0
     prec = {}
-
-    def walk(t, parent):
-        nonlocal fused
+    stack = [(tree, None)]                  # iterative: trees of any depth
+    while stack:
+        t, parent = stack.pop()
         if isinstance(t, int):
-            return
+            continue
         if len(t) > 2:
             fused += 1
+            P.check_fused(t)
         if parent is not None and precision:
             sib = [v for c in parent if c is not t for v in tree_leaves(c)]
             p = P.node_precision(tree_leaves(t[0]), tree_leaves(t[1]), sib[0]) if sib else None
             prec[tuple(sorted(tree_leaves(t)))] = p
-        for c in t:
-            walk(c, t)
-
-    walk(tree, None)
+        stack.extend((c, t) for c in reversed(t))
     return ProbeResult(tree, n, P.f.name, prec, P.calls, P.unit, P.big, fused)
 
 

@@ -81,7 +81,7 @@ from numba import njit
 
 from . import _validate as V
 from .conversions import from_bits, to_bits
-from .formats import get_format
+from .formats import BF16, FP16, FP32, get_format
 
 __all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
            "matmul_path", "matmul_claimed", "onednn_k_block", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
@@ -94,6 +94,7 @@ GRAIN_SIZE = 32768
 TORCH_CPU_WIDTHS = {"fp16": (16, 8), "bf16": (16, 8), "fp32": (8, 8)}
 _OUTER_BLOCK = 32          # columns per multi_row_sum block in vectorized_outer_sum (4 x 8)
 _SUPPORTED = ("fp16", "bf16", "fp32")
+_SUPPORTED_FORMATS = (FP16, BF16, FP32)      # by value: a custom format named "fp16" is not
 
 
 # ---------------------------------------------------------------------------
@@ -219,8 +220,8 @@ def _store(out_bits, acc, f):
 # ---------------------------------------------------------------------------
 def _check(x, fmt, what):
     f = get_format(fmt)
-    if f.name not in _SUPPORTED:
-        raise ValueError(f"{what}: the torch CPU model covers fp16, bf16 and fp32, not {f.name}")
+    if f not in _SUPPORTED_FORMATS:
+        raise ValueError(f"{what}: the torch CPU model covers fp16, bf16 and fp32, not {f!r}")
     b = V.as_bits(x, f)
     return f, b
 
@@ -250,7 +251,8 @@ def _values_and_strides(b, f):
     if any(st <= 0 for st, n in zip(strides, b.shape) if n > 1):
         raise ValueError("torch tensors have positive strides: pass an array whose strides are "
                          "positive (np.ascontiguousarray for a reversed or broadcast view)")
-    vals = from_bits(np.ascontiguousarray(b), f)        # logical order
+    # logical order (np.ascontiguousarray makes a 0-d array 1-d: shape kept)
+    vals = from_bits(np.ascontiguousarray(b).reshape(b.shape), f)
     return vals, strides
 
 
@@ -428,12 +430,11 @@ def torch_cpu_sum(x, fmt, axis=None, *, threads=1):
     as torch's ``.t()`` and slicing would lay them out). ``axis``: None, an int
     or a tuple of ints. Returns encodings of ``fmt``."""
     f, b = _check(x, fmt, "torch_cpu_sum")
-    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads must be a positive int, got {threads!r}")
+    threads = _threads(threads)
     axes = _axes(axis, b.ndim)
     vals, strides = _values_and_strides(b, f)
     if b.ndim == 0:
-        return _round_out(_f32(0.0 + vals), f)
+        return _round_out(_f32(0.0 + vals), f).reshape(())
     if f.name != "fp32" and _reduced_dims(b.shape, strides, axes) >= 2:
         # several reduced dimensions that do not coalesce: torch sums a float32
         # copy (found by the probe: no rounding to the dtype between rows, and
@@ -444,6 +445,21 @@ def torch_cpu_sum(x, fmt, axis=None, *, threads=1):
         s = from_bits(_float_sum(vals, strides, axes, "fp32", int(threads), f32, False), f32)
         return _round_out(s, f)
     return _float_sum(vals, strides, axes, f.name, int(threads), f, True)
+
+
+#: the most threads the models take: torch's reduction keeps one buffer entry per
+#: thread (zeros for idle ones) and sums the buffer, so the model's memory and time
+#: grow with ``threads``; real thread pools are far smaller (one per core)
+MAX_THREADS = 1 << 12
+
+
+def _threads(threads) -> int:
+    """A checked thread count: an int in [1, MAX_THREADS] (bools refused)."""
+    if (not isinstance(threads, (int, np.integer)) or isinstance(threads, (bool, np.bool_))
+            or not 1 <= threads <= MAX_THREADS):
+        raise ValueError(f"threads must be an int in [1, {MAX_THREADS}] (torch's thread "
+                         f"count, torch.get_num_threads()), got {threads!r}")
+    return int(threads)
 
 
 def _reduced_dims(shape, strides, axes) -> int:
@@ -472,6 +488,7 @@ def torch_cpu_mean(x, fmt, axis=None, *, threads=1):
     to float32 (strides kept if dense, else contiguous), summed by the float32
     kernel, divided by N in float32, rounded once to ``fmt``."""
     f, b = _check(x, fmt, "torch_cpu_mean")
+    threads = _threads(threads)
     axes = _axes(axis, b.ndim)
     vals, strides = _values_and_strides(b, f)
     f32 = get_format("fp32")
@@ -484,7 +501,8 @@ def torch_cpu_mean(x, fmt, axis=None, *, threads=1):
         s = from_bits(_float_sum(vals, strides, axes, "fp32", int(threads), f32, False), f32)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = _f32(s / np.float64(np.float32(n)))
-    return _round_out(m, f)
+    r = _round_out(m, f)
+    return r.reshape(()) if b.ndim == 0 else r
 
 
 def torch_cpu_cumsum(x, fmt, axis):
@@ -737,7 +755,7 @@ def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool 
     ``"sequential"`` (``a`` stored k-major) or ``"ilp4"`` (both row-major or both
     transposed)."""
     f = get_format(fmt)
-    if f.name == "bf16" and m * n * k > MKLDNN_MIN_SIZE:
+    if f == BF16 and m * n * k > MKLDNN_MIN_SIZE:
         return "onednn_bf16"
     if transa and not transb:
         return "dot"
@@ -778,8 +796,8 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
     where `matmul_claimed` says so; past that (bfloat16, m*n*k > 4096, k > 4096)
     the k chunking of `onednn_k_block` is extrapolated, not probed."""
     f = get_format(fmt)
-    if f.name not in ("fp16", "bf16"):
-        raise ValueError(f"torch_cpu_matmul models fp16 and bf16, not {f.name}")
+    if f not in (FP16, BF16):
+        raise ValueError(f"torch_cpu_matmul models fp16 and bf16, not {f!r}")
     A = V.as_bits(a, f, "a")
     B = V.as_bits(b, f, "b")
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
@@ -797,6 +815,11 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
         if bb.shape != (n,):
             raise ValueError(f"bias must have shape ({n},), got {bb.shape}")
         C0 = np.broadcast_to(from_bits(bb, f), (m, n))
+        if k == 0:
+            # no products: torch returns the bias itself (a -0 bias stays -0)
+            return np.ascontiguousarray(np.broadcast_to(bb, (m, n)))
+    elif k == 0:
+        return np.zeros((m, n), f.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         ta, tb = _transposes(A, B)
         path = matmul_path(m, k, n, f, ta, tb)

@@ -281,7 +281,13 @@ def round_exact(sign: int, mag: Fraction, fmt, rounding: str, *, tininess="after
             return _overflow_bits(sign, L, mode, overflow), OVERFLOW | INEXACT
         if v < Fraction(2) ** L.emin:
             return _encode_finite(0, Fraction(2) ** L.emin, L), UNDERFLOW | INEXACT
-        return _encode_finite(0, v, L), (INEXACT if inexact else 0)
+        flags = INEXACT if inexact else 0
+        # rounded up to the smallest value 2**emin from below: tiny before rounding
+        # (after rounding it is not: the one tininess rule of every format)
+        if inexact and mag < Fraction(2) ** L.emin and (tininess == "before"
+                                                        or mode == "stochastic"):
+            flags |= UNDERFLOW
+        return _encode_finite(0, v, L), flags
     # The result's quantum: M fraction bits below the leading bit, but never
     # below the subnormal quantum 2**(emin - M).
     v, inexact = _round_to_step(sign, mag, max(e, L.emin) - L.M, mode, sr_bits, sr_random)

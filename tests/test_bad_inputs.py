@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import softfloat as sf
+from softfloat import mx
 from softfloat import strategies as sfst
 
 SET = settings(max_examples=40, deadline=None,
@@ -34,7 +35,7 @@ FMTS = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2fnuz", "e5m3", "tf32"]
 # --------------------------------------------------------------------------
 SHAPES = [(), (0,), (1,), (3,), (2, 3), (0, 4), (3, 1), (1, 3), (2, 1, 3)]
 DTYPES = ["f8", "f4", "f2", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "?", "c16",
-          "O", "U4", "S4", "M8[s]", "m8[s]"]
+          "O", "U4", "S4", "M8[s]", "m8[s]", ">f4", ">f8", ">u2"]
 
 
 def _build(dtype: str, shape, seed: int) -> np.ndarray:
@@ -50,7 +51,9 @@ def _build(dtype: str, shape, seed: int) -> np.ndarray:
             return v.astype(dt).reshape(shape)
     if dt.kind in "iu":
         info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True).reshape(shape)
+        nat = dt.newbyteorder("=")
+        return rng.integers(info.min, info.max, n, dtype=nat, endpoint=True).astype(dt) \
+            .reshape(shape)
     if dt.kind == "b":
         return (rng.random(n) < 0.5).reshape(shape)
     if dt.kind == "c":
@@ -109,7 +112,8 @@ def values_ok(x) -> bool:
     if isinstance(x, np.ma.MaskedArray):
         return False
     if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype in (np.float16, np.float32, np.float64)
+        # either byte order (a big-endian array is converted exactly)
+        return x.dtype.newbyteorder("=") in (np.float16, np.float32, np.float64)
     if isinstance(x, float):
         return True
     if isinstance(x, (list, tuple)):
@@ -131,7 +135,7 @@ def bits_ok(x, fmt) -> bool:
         return False
     if type(x) is int:
         return 0 <= x < (1 << f.nbits)
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype == f.dtype:
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.newbyteorder("=") == f.dtype:
         return x.size == 0 or int(np.max(x)) < (1 << f.nbits)
     return False
 
@@ -476,3 +480,244 @@ def test_datetime_and_object_arrays_refused_everywhere():
                      lambda: sf.platform_op("add", x, x, fmt="fp16")):
             ok, r = _call(call)
             assert not ok, (x.dtype, r)
+
+
+# --------------------------------------------------------------------------
+# MX, per-tensor scaling, probe, platform models, nn recipes, LPArray, and the
+# environment switches. The rule is the same: a clear TypeError/ValueError (the
+# probe: also its ProbeError) or a correct result, never a silent cast. A
+# ``slow`` variant runs many more examples of each.
+# --------------------------------------------------------------------------
+SLOW = settings(SET, max_examples=600)
+MX_NAMES = ["mxfp8", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp4", "mxint8", "nvfp4", "bogus", 3, None]
+AXIS_JUNK = st.sampled_from([-1, 0, 1, 2, -3, None, True, False, np.bool_(True), 1.0, "0",
+                             (0, 1), [0], np.int64(0)])
+SCALAR_JUNK = st.sampled_from([1.0, 2, 0.0, -1.0, np.inf, np.nan, 3.5e38, 1e300, "3.0", "1",
+                               True, None, [1.0], np.float32(448.0), np.int8(3),
+                               np.array(2.0), np.array([2.0]), b"2", 1j, 2 ** 200])
+
+
+def _axis_ok(axis, ndim) -> bool:
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        return False
+    return -ndim <= axis < ndim
+
+
+def _mx_walk(x, name, axis, seed, rounding):
+    for fn in (mx.quantize, mx.quantize_values):
+        ok, r = _call(fn, x, name, axis=axis, seed=seed, rounding=rounding)
+        if not ok:
+            continue
+        assert name in MX_NAMES[:6] and values_ok(x) and np.ndim(x) >= 1
+        assert _axis_ok(axis, np.ndim(x))
+        assert seed is None or (isinstance(seed, (int, np.integer))
+                                and not isinstance(seed, (bool, np.bool_)) and seed >= 0)
+        codes = r[0] if fn is mx.quantize else r
+        assert codes.shape == np.shape(x)
+        if fn is mx.quantize:
+            v = mx.dequantize(*r, name, axis=axis)
+            q = mx.quantize_values(x, name, axis=axis, seed=seed, rounding=rounding)
+            if rounding != "stochastic":
+                with np.errstate(over="ignore", invalid="ignore"):
+                    np.testing.assert_array_equal(v.astype(np.float32), q)
+
+
+mx_args = (st.one_of(host_arrays(shapes=[(1,), (3,), (2, 3), (40,), (2, 33)]),
+                     st.sampled_from(JUNK_SCALARS)),
+           st.sampled_from(MX_NAMES), AXIS_JUNK,
+           st.sampled_from([None, 0, 7, -1, True, 2.5, "1", np.int64(3)]),
+           st.sampled_from(["nearest_even", "stochastic", "toward_zero", "bogus", None, 1]))
+
+
+@SET
+@given(*mx_args)
+def test_mx_junk(x, name, axis, seed, rounding):
+    _mx_walk(x, name, axis, seed, rounding)
+
+
+@pytest.mark.slow
+@SLOW
+@given(*mx_args)
+def test_mx_junk_many(x, name, axis, seed, rounding):
+    _mx_walk(x, name, axis, seed, rounding)
+
+
+def _real(v) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.ndim == 0 and v.dtype.kind in "fiu"
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_))
+
+
+def _f32_positive(v) -> bool:
+    if not _real(v):
+        return False
+    t = float(np.asarray(v)[()]) if abs(float(np.asarray(v, dtype=object)[()])) < 1e308 \
+        else np.inf
+    return bool(np.isfinite(t) and t > 0 and float(np.float32(t)) == t)
+
+
+def _scaling_walk(a, m, p):
+    ok, r = _call(mx.fp8_scale, a, margin=m, previous=p)
+    if ok:
+        assert _real(a) and _real(m) and _f32_positive(p)
+        assert np.isfinite(float(np.asarray(m, dtype=float)))
+        assert r > 0 and float(np.float32(r)) == r
+    ok, r = _call(mx.quantize_per_tensor, np.array([1.0, -3.0, 0.5]), scale=a)
+    if ok:
+        assert a is None or (_f32_positive(a) and r[1] == float(np.asarray(a)[()]))
+    c = sf.to_bits(np.array([1.0, 2.0]), "fp8_e4m3")
+    ok, r = _call(mx.dequantize_per_tensor, c, a)
+    if ok:
+        assert _f32_positive(a)
+        assert r.tolist() == [1.0 / float(np.asarray(a)[()]), 2.0 / float(np.asarray(a)[()])]
+
+
+@SET
+@given(SCALAR_JUNK, SCALAR_JUNK, SCALAR_JUNK)
+def test_per_tensor_scaling_junk(a, m, p):
+    _scaling_walk(a, m, p)
+
+
+@pytest.mark.slow
+@SLOW
+@given(SCALAR_JUNK, SCALAR_JUNK, SCALAR_JUNK)
+def test_per_tensor_scaling_junk_many(a, m, p):
+    _scaling_walk(a, m, p)
+
+
+@SET
+@given(st.sampled_from([np.sum, lambda x: "x", lambda x: np.array([1.0, 2.0]), None, 3,
+                        lambda x: float(np.sort(x).sum())]),
+       st.sampled_from([1, 2, 5, 0, -1, True, 2.0, "4", 10 ** 12]),
+       st.sampled_from(["fp32", "fp16", "fp64", "fp8_e4m3", "bogus", None]),
+       st.sampled_from([None, 1, 0, -3, True, 2.5]),
+       st.sampled_from([None, 5, 0, -1]))
+def test_probe_junk(fn, n, fmt, group, max_calls):
+    import softfloat.probe as P
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = P.probe_sum(fn, n, fmt, group=group, max_calls=max_calls, precision=False)
+    except CLEAR + (P.ProbeError,) as e:
+        assert str(e).strip()
+        return
+    assert isinstance(n, int) and not isinstance(n, bool) and 1 <= n
+    assert sorted(P.tree_leaves(r.tree)) == list(range(n))
+
+
+PLATFORMS = ["torch_cpu", "torch_cuda", "ieee", "numpy", "bogus", None, 3]
+PLAT_FMTS = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "e8m0", "fp8_e4m3fnuz", "bogus", None]
+
+
+@SET
+@given(st.one_of(host_arrays(shapes=[(), (3,), (2, 3)]), st.sampled_from(JUNK_SCALARS)),
+       st.sampled_from(PLAT_FMTS), st.sampled_from(PLATFORMS),
+       st.sampled_from([1, 2, 4096, 4097, 0, -1, True, 2.0, 10 ** 9, None]))
+def test_platform_models_junk(x, fmt, platform, threads):
+    from softfloat.platforms import platform_mean, platform_sum, platform_to_bits
+    ok, r = _call(platform_to_bits, x, fmt, platform)
+    if ok:
+        assert values_ok(x) and fmt in PLAT_FMTS[:6]
+        assert r.shape == np.shape(x) and r.dtype == sf.get_format(fmt).dtype
+    b = sf.to_bits(np.linspace(-2, 2, 6).reshape(2, 3), "fp16")
+    kw = {} if threads is None else {"threads": threads}
+    for fn in (platform_sum, platform_mean):
+        ok, r = _call(fn, b, "fp16", axis=None, platform=platform, **kw)
+        if ok:
+            assert platform in PLATFORMS[:4] or platform is None
+            if kw:
+                assert platform == "torch_cpu"
+                assert isinstance(threads, int) and not isinstance(threads, bool)
+                assert 1 <= threads <= 4096
+            assert r.shape == ()
+
+
+PRECISION_OPTS = {
+    "params": ["fp32", "fp16", "bf16", "fp8_e4m3", "bogus", 16, None],
+    "master_weights": [True, False, "no", "yes", 1, 0, None, np.True_],
+    "loss_scaling": ["none", "static", "dynamic", "bogus", None, True],
+    "loss_scale": [1024.0, 1024, "1024", True, -1.0, 0.0, np.inf, np.nan, None, 2.0 ** -140],
+    "rounding": ["nearest_even", "stochastic", "toward_zero", "bogus", None, 1],
+    "order": ["sequential", "blocked", "blas", "bogus", None, 1],
+    "block": [32, 0, -1, True, 2.5, "32"],
+}
+
+
+@SET
+@given(st.sampled_from(sorted(PRECISION_OPTS)), st.data())
+def test_nn_precision_junk(name, data):
+    import nn
+    v = data.draw(st.sampled_from(PRECISION_OPTS[name]))
+    ok, p = _call(nn.Precision, **({"params": v} if name == "params" else
+                                  {"params": "bf16", name: v}))
+    if not ok:
+        return
+    if name == "master_weights":
+        assert isinstance(v, (bool, np.bool_)) and p.master_weights == (bool(v))
+    if name == "loss_scale":
+        assert _real(v) and np.isfinite(float(v)) and float(v) > 0
+        assert p.loss_scale == float(v)
+    if name == "block":
+        assert isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    if name == "order":
+        assert v in ("sequential", "blocked") or (v == "blas" and p.acc is None)
+
+
+LP_SCALARS = st.sampled_from([1.5, 2, -3, 2 ** 60 + 2 ** 52 + 1, 10 ** 400, np.float32(0.1),
+                              np.longdouble(1) / 3, np.int64(-7), np.uint8(3), True, None,
+                              "1.5", [1.0], np.array(1.0), 1j, np.nan])
+
+
+def _exact(v):
+    """The exact value of a real scalar (None for NaN, infinities, longdouble)."""
+    from fractions import Fraction
+    if isinstance(v, (int, np.integer)):
+        return Fraction(int(v))
+    if isinstance(v, np.longdouble) or not np.isfinite(float(v)):
+        return None
+    return Fraction(float(v))
+
+
+@SET
+@given(LP_SCALARS, st.sampled_from(["add", "mul", "sub", "full_like", "array_equal", "setitem"]))
+def test_lparray_scalar_junk(v, what):
+    import exact_reference as R
+    a = sf.array(np.zeros(2), "bf16")
+    calls = {"add": lambda: a + v, "mul": lambda: (a + 1.0) * v, "sub": lambda: a - v,
+             "full_like": lambda: np.full_like(a, v), "array_equal": lambda: np.array_equal(a, v),
+             "setitem": lambda: a.__setitem__(0, v)}
+    ok, r = _call(calls[what])
+    scalar = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_))
+    if what == "array_equal":
+        assert ok and r is False or (ok and v is not None)
+        return
+    if what in ("add", "full_like", "sub") and ok:
+        assert scalar or (isinstance(v, np.ndarray) and what != "full_like")
+        q = _exact(v) if scalar else None
+        if q is not None and abs(q) < 2 ** 128 and q != 0:
+            want = R.round_exact(int((q if what != "sub" else -q) < 0), abs(q), sf.BF16,
+                                 "nearest_even")[0]
+            assert int(np.ravel(r.bits)[0]) == want
+    if what == "full_like" and not ok:
+        assert not scalar or isinstance(v, np.ndarray)
+
+
+@pytest.mark.parametrize("value, ok", [("off", True), ("maybe", False)] + [
+    pytest.param(v, k, marks=pytest.mark.slow)
+    for v, k in (("0", True), ("1", True), ("", True), ("TRUE", True), ("2", False))])
+def test_fast_paths_switch(value, ok):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, SOFTFLOAT_FAST_PATHS=value)
+    code = ("import softfloat as sf, numpy as np\n"
+            "try:\n    print(sf.Context().fast_paths)\n"
+            "except ValueError as e:\n    print('ValueError', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120).stdout.strip()
+    if ok:
+        assert out == str(value.strip().lower() not in ("0", "false", "no", "off"))
+    else:
+        assert out.startswith("ValueError") and "SOFTFLOAT_FAST_PATHS" in out

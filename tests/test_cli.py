@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import nn
-import softfloat as sf
 from nn import experiments as E
 from softfloat import demo
 

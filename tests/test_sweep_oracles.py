@@ -6,7 +6,6 @@ the fma oracle also on every TestFloat level-1 case of f16_mulAdd and
 bf16_mulAdd (the library's kernel in every mode; the exact reference on a
 slice by default, on all of them in a slow test).
 """
-import json
 import os
 from fractions import Fraction
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat.verify import ImplError, engine, get_op, op_names
+from softfloat.verify import ImplError, get_op, op_names
 from softfloat.verify.ops import classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

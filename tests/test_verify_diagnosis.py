@@ -3,7 +3,6 @@
 flag faults on the library's results)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import softfloat as sf

@@ -263,8 +263,15 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
         # mag = ((e + bias - 1) << M) + q is the encoding of q * 2**(e - M) also
         # below 2**-bias (negative there; 0 exactly at 2**-bias, reached by a carry
         # from e = -bias - 1). No zero, no subnormals: clamp to 2**-bias.
+        # Tininess as for every format: the smallest value is 2**-bias. After
+        # rounding (the default) a result that rounds up to 2**-bias (mag == 0 from
+        # e = -bias - 1, or more) is not tiny; before rounding (tininess="before",
+        # and always under stochastic rounding and round-to-odd) every exact value
+        # below 2**-bias is tiny, and inexact there, so it raises underflow.
         if mag < 0:
             return np.int64(0), flags | F_UNDERFLOW | F_INEXACT
+        if e < -bias and (pol[P_TINB] != 0 or mode == RSR or mode == RTO):
+            flags |= F_UNDERFLOW
         return mag, flags
     tiny = tiny_before
     if tiny and e == emin - 1 and pol[P_TINB] == 0 and mode != RSR and mode != RTO:

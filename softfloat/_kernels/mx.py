@@ -339,6 +339,51 @@ def _env_bad():
     return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
 
 
+def caller_flushes() -> bool:
+    """Whether the calling thread's MXCSR has FTZ or DAZ set (e.g. by
+    ``torch.set_flush_denormal(True)``): then float32/float64 arithmetic and
+    numpy's float casts read or write subnormals as zero, and a fast path that uses
+    them must refuse (its caller takes an integer path). False on hosts without
+    MXCSR (not x86-64)."""
+    if not _X86:
+        return False
+    return bool(_env_bad())
+
+
+_X86 = __import__("platform").machine().lower() in ("x86_64", "amd64")
+
+
+def f32_exact(v) -> np.ndarray:
+    """float64 values that are float32 values as float32, by integer operations on
+    their bits (numpy's cast, like any float arithmetic, flushes float32 subnormals
+    when the caller's MXCSR has FTZ set): the same result as ``v.astype(np.float32)``
+    with subnormals kept; magnitudes at or above 2**128 give +-inf and NaNs keep
+    their sign and top payload bits, quieted (as the cast). Values with more than 24
+    significant bits are truncated (the callers pass float32 values only)."""
+    v = np.ascontiguousarray(v, np.float64)
+    if not caller_flushes():
+        with np.errstate(over="ignore"):
+            return v.astype(np.float32)       # the same, where the cast keeps subnormals
+    u = v.view(np.uint64)
+    sign = ((u >> np.uint64(63)).astype(np.uint32) << np.uint32(31))
+    e = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    frac = u & np.uint64((1 << 52) - 1)
+    out = np.zeros(v.shape, np.uint32)
+    norm = (e >= 1023 - 126) & (e < 1023 + 128)
+    out[norm] = (((e[norm] - (1023 - 127)).astype(np.uint64) << np.uint64(23))
+                 | (frac[norm] >> np.uint64(29))).astype(np.uint32)
+    sub = (e > 0) & (e < 1023 - 126)
+    # 2**-149 <= |v| < 2**-126: the integer |v| * 2**149 (exact float64 arithmetic on
+    # normal float64 values, which MXCSR does not change) is the fraction field
+    out[sub] = (np.abs(v[sub]) * 2.0 ** 149).astype(np.uint32)
+    out[(e >= 1023 + 128) & (e < 0x7FF)] = 0x7F800000
+    out[(e == 0x7FF) & (frac == 0)] = 0x7F800000
+    nan = (e == 0x7FF) & (frac != 0)
+    # as the hardware cast: the top payload bits kept, the quiet bit set
+    out[nan] = (np.uint64(0x7FC00000) | (frac[nan] >> np.uint64(29))).astype(np.uint32)
+    return (out | sign).view(np.float32)
+
+
 @njit(cache=True)
 def pow2(k):
     """2.0**k for -1022 <= k <= 1023, from its bits."""

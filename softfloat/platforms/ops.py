@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _validate
 from ..conversions import convert, to_bits
-from ..formats import FP32, Format, get_format
+from ..formats import BF16, FP16, FP32, Format, get_format
 from ..model_hook import model_for
 from .presets import PLATFORM_OPS, Platform, get_platform
 
@@ -27,9 +27,38 @@ def _isnan(bits: np.ndarray, f: Format) -> np.ndarray:
 # Conversions under a platform
 # --------------------------------------------------------------------------
 def _narrow(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
-    """src encodings -> dst (a narrowing or same-width conversion), RNE, the cast NaN rule."""
-    return convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("cast", dst),
-                   subnormals=True)
+    """src encodings -> dst (a narrowing or same-width conversion): the platform's
+    cast rule (`Platform.cast_rule`) and cast NaN rule."""
+    rule = plat.cast_rule(dst)
+    if rule == "exponent_field":
+        return _exponent_field(bits, src, dst)
+    out = convert(bits, src, dst, "nearest_even", nan=plat.nan_policy("cast", dst),
+                  subnormals=True, overflow="saturate" if rule == "saturate" else None)
+    if plat.nan_rule("cast", dst) == "ones" and dst.has_nan:
+        nan = _isnan(np.asarray(bits), src)
+        if nan.any():
+            # the NaN's sign (propagated by the kernel) with every other bit set
+            ones = np.asarray(dst.sign_mask - 1, dst.dtype)
+            out = np.where(nan, out | ones, out).astype(dst.dtype)
+    return out
+
+
+def _exponent_field(bits, src: Format, dst: Format) -> np.ndarray:
+    """torch's float8_e8m0fnu cast (the ``exponent_field`` cast rule, see
+    presets.py) of src encodings: read as float32 (exactly; torch converts to
+    float first), |x| rounded to a power of two, to nearest with ties upward,
+    by the kernels' nearest_away rounding into ``dst``; 0 and the float32
+    subnormals up to 2**-127 give 2**-127 and those above it 2**-126 (torch
+    rounds the exponent field, which is 0 for them); NaN and +-inf give NaN."""
+    from ..conversions import from_bits
+    b = _validate.as_bits(bits, src)
+    if src != FP32:
+        b = convert(b, src, FP32, "nearest_even", subnormals=True)   # exact widening
+    v = np.abs(from_bits(b, FP32))
+    tiny = np.float64(2.0 ** -127)
+    v = np.where(v < 2.0 ** -126, np.where(v > tiny, 2.0 ** -126, tiny), v)
+    v = np.where(np.isinf(v), np.nan, v)
+    return to_bits(v, dst, "nearest_away", subnormals=True)
 
 
 def _widen(bits, src: Format, dst: Format, plat: Platform) -> np.ndarray:
@@ -54,6 +83,12 @@ def platform_to_bits(x, fmt, platform=None) -> np.ndarray:
     if src.name == "fp64" and plat.float64_route == "fp32" and f.nbits < 32:
         b32 = to_bits(a, FP32, "nearest_even", nan="propagate", subnormals=True)
         return _narrow(b32, FP32, f, plat)
+    if src.name == "fp64" and (plat.cast_rule(f) != "ieee"
+                               or plat.nan_rule("cast", f) == "ones"):
+        # the platform's cast rules are for float32 sources: float64 is rounded to
+        # float32 first (exactly where the value is a float32)
+        b32 = to_bits(a, FP32, "nearest_even", nan="propagate", subnormals=True)
+        return _narrow(b32, FP32, f, plat)
     if src.name == "fp64":
         return to_bits(a, f, "nearest_even", nan=plat.nan_policy("cast", f),
                        subnormals=True)
@@ -66,7 +101,7 @@ def platform_convert(bits, src_fmt, dst_fmt, platform=None) -> np.ndarray:
     plat = get_platform(platform)
     s, d = _validate.source_format(src_fmt), get_format(dst_fmt)
     b = _validate.as_bits(bits, s)
-    if s is d:
+    if s == d:
         return b.copy()
     if d.nbits > s.nbits and d.ebits >= s.ebits and d.mbits >= s.mbits:
         return _widen(b, s, d, plat)
@@ -277,7 +312,9 @@ def platform_op(op, *operands, fmt, platform=None, alpha=None, value=None) -> np
     X = env.operand(x_, "lerp")
     E = env.operand(end_, "lerp")
     W = env.operand(w_, "lerp")
-    X, E, W = (np.ascontiguousarray(t) for t in np.broadcast_arrays(X, E, W))
+    shp = np.broadcast_shapes(np.shape(X), np.shape(E), np.shape(W))
+    # (np.ascontiguousarray makes 0-d arrays 1-d: the shape is put back)
+    X, E, W = (np.ascontiguousarray(t).reshape(shp) for t in np.broadcast_arrays(X, E, W))
     diff = env.run("add", E, env.neg(X))
     one = np.broadcast_to(env.const(1.0), W.shape)
     omw = env.run("add", one, env.neg(W))
@@ -360,7 +397,7 @@ def _reduce_setup(what, bits, fmt, axis, platform, order, kw):
     plat = get_platform(platform)
     f = get_format(fmt)
     fn = model_for(plat.name, what) if order is None else None
-    if fn is not None and f.name in ("fp16", "bf16", "fp32"):
+    if fn is not None and f in (FP16, BF16, FP32):
         return plat, f, fn, None
     if kw:
         raise TypeError(f"unexpected keyword(s) {sorted(kw)} for platform {plat.name!r}")
@@ -421,7 +458,7 @@ def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
     plat = get_platform(platform)
     f = get_format(fmt)
     fn = model_for(plat.name, "matmul") if order is None else None
-    if (fn is not None and f.name in ("fp16", "bf16") and np.ndim(a) == 2 and np.ndim(b) == 2
+    if (fn is not None and f in (FP16, BF16) and np.ndim(a) == 2 and np.ndim(b) == 2
             and np.shape(a)[0] >= 2 and np.shape(b)[1] >= 2):
         return fn(a, b, f, **kw)
     if kw:

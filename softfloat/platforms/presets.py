@@ -34,7 +34,22 @@ NaN rules (values of the ``nan_*`` maps, keyed by format name, ``"*"`` for any):
 ``"propagate"`` (a NaN operand's sign and payload, quieted; a fresh NaN is
 ``nan_default`` or the format's default NaN), ``"canonical"`` (the format's
 default NaN), ``"keep"`` (widening only: the payload shifted, not quieted, as a
-bfloat16 -> float32 bit shift does), or an int (always that pattern).
+bfloat16 -> float32 bit shift does), ``"ones"`` (casts only: the NaN operand's
+sign with every exponent and fraction bit set, as torch's fp8 e5m2 cast gives
+0x7F / 0xFF), or an int (always that pattern).
+
+Cast rules (``casts``, keyed by the target format's name, ``"*"`` for any): how a
+narrowing conversion rounds and overflows. ``"ieee"`` (the default): to nearest
+even, overflow as the format's default policy (infinity, or NaN for formats
+without one); ``"saturate"``: to nearest even, a finite overflow and +-inf give
+the largest finite value of the sign (torch's float8_e4m3fn); ``"exponent_field"``
+(e8m0 targets only): torch's float8_e8m0fnu cast, which rounds the float32
+exponent field: |x| (the sign is ignored) to a power of two, to nearest with ties
+upward, for normal float32 values; 0 and float32 subnormals up to 2**-127 give
+2**-127 (code 0), float32 subnormals above it 2**-126 (code 1); 1.5 * 2**127 and
+above, +-inf and NaN give the NaN (0xFF). A format's name is its value: a rule
+keyed ``"fp8_e4m3"`` applies to a format equal to softfloat's ``fp8_e4m3``, not to a
+custom format that merely carries that name (it gets the ``"*"`` rule).
 """
 from __future__ import annotations
 
@@ -57,6 +72,17 @@ PLATFORM_OPS = {
 }
 _SCALAR_OPS = ("add", "sub", "mul", "div", "add_alpha", "addcmul", "addcdiv", "lerp")
 _NAN_WORDS = ("propagate", "canonical", "keep")
+_CAST_NAN_WORDS = _NAN_WORDS + ("ones",)
+CAST_RULES = ("ieee", "saturate", "exponent_field")
+
+
+def _rule_key(f):
+    """The key a format's rules are looked up under: its name when it is the
+    built-in format of that name (by value), else None (the ``"*"`` rule)."""
+    try:
+        return f.name if get_format(f.name) == f else None
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -143,9 +169,10 @@ class Platform:
     sign_ops: str = "bits"
     reduction: Reduction = Reduction(accumulate=None)
     notes: tuple = ()
+    casts: object = field(default_factory=lambda: _frozen({"*": "ieee"}))
 
     def __post_init__(self):
-        for name in ("nan_result", "nan_default", "nan_cast", "nan_widen", "scalars"):
+        for name in ("nan_result", "nan_default", "nan_cast", "nan_widen", "scalars", "casts"):
             v = getattr(self, name)
             if not hasattr(v, "items"):
                 raise TypeError(f"Platform.{name} must be a mapping, got {type(v).__name__}")
@@ -170,11 +197,20 @@ class Platform:
             if rule not in ("opmath", "narrow"):
                 raise ValueError(f"Platform.scalars[{op!r}] must be 'opmath' or 'narrow', got {rule!r}")
         for name in ("nan_result", "nan_cast", "nan_widen"):
+            words = _CAST_NAN_WORDS if name == "nan_cast" else _NAN_WORDS
             for k, rule in getattr(self, name).items():
-                if not (rule in _NAN_WORDS or (isinstance(rule, (int, np.integer))
-                                                and not isinstance(rule, bool))):
-                    raise ValueError(f"Platform.{name}[{k!r}] must be one of {_NAN_WORDS} or an "
+                if not ((isinstance(rule, str) and rule in words)
+                        or (isinstance(rule, (int, np.integer))
+                            and not isinstance(rule, (bool, np.bool_)))):
+                    raise ValueError(f"Platform.{name}[{k!r}] must be one of {words} or an "
                                      f"int NaN pattern, got {rule!r}")
+        for k, rule in self.casts.items():
+            if not (isinstance(rule, str) and rule in CAST_RULES):
+                raise ValueError(f"Platform.casts[{k!r}] must be one of {CAST_RULES}, got "
+                                 f"{rule!r}")
+            if rule == "exponent_field" and k != "*" and get_format(k).kind != "fnu":
+                raise ValueError(f"Platform.casts[{k!r}]: 'exponent_field' is for e8m0 "
+                                 f"(fnu) targets")
         if self.opmath is not None:
             get_format(self.opmath)
 
@@ -183,7 +219,18 @@ class Platform:
         """The NaN rule of ``stage`` ('result', 'cast', 'widen') for ``fmt``."""
         table = getattr(self, "nan_" + stage)
         f = get_format(fmt)
-        return table.get(f.name, table.get("*", "propagate"))
+        key = _rule_key(f)
+        return table.get(key, table.get("*", "propagate")) if key else table.get("*", "propagate")
+
+    def cast_rule(self, fmt) -> str:
+        """How a narrowing conversion into ``fmt`` rounds (see `CAST_RULES`)."""
+        f = get_format(fmt)
+        key = _rule_key(f)
+        rule = self.casts.get(key, self.casts.get("*", "ieee")) if key else \
+            self.casts.get("*", "ieee")
+        if rule == "exponent_field" and f.kind != "fnu":
+            return "ieee"
+        return rule
 
     def nan_policy(self, stage: str, fmt) -> NanRule:
         """The ``nan=`` policy under which the kernels produce what this platform
@@ -196,6 +243,10 @@ class Platform:
         rule = self.nan_rule(stage, f)
         if rule == "canonical":
             return NanRule("canonical")
+        if rule == "ones":
+            # casts only: the kernels propagate (the NaN's sign), the platform
+            # interpreter (platforms.ops) then sets the payload to all ones
+            return NanRule("propagate")
         if rule in ("propagate", "keep"):
             # a conversion makes no fresh NaN; the pattern is kept for results only
             return NanRule(rule, None if stage != "result" else self._fresh_pattern(f))
@@ -281,9 +332,12 @@ TORCH_CPU = Platform(
     opmath="fp32", float64_route="fp32",
     nan_result={"fp32": "propagate", "*": "propagate"},
     nan_default={"fp32": 0xFFC00000, "*": "negative"},
-    nan_cast={"fp16": "propagate", "bf16": 0xFFFF, "*": "propagate"},
+    nan_cast={"fp16": "propagate", "bf16": 0xFFFF, "fp8_e5m2": "ones", "*": "propagate"},
     nan_widen={"fp16": "propagate", "bf16": "keep", "*": "propagate"},
-    nan_exact=frozenset({"cast:fp16", "cast:bf16", "widen:fp16", "widen:bf16", "cast64:fp16"}),
+    nan_exact=frozenset({"cast:fp16", "cast:bf16", "widen:fp16", "widen:bf16", "cast64:fp16",
+                         "cast:fp8_e4m3", "cast:fp8_e5m2", "cast:fp8_e4m3fnuz",
+                         "cast:fp8_e5m2fnuz", "cast:e8m0"}),
+    casts={"fp8_e4m3": "saturate", "e8m0": "exponent_field", "*": "ieee"},
     scalars={"add": "narrow", "sub": "narrow", "add_alpha": "narrow", "*": "opmath"},
     scalar_div="divide", fused=_TORCH_FUSED,
     addcmul_form="value_t1", addcdiv_form="value_t1",
@@ -301,6 +355,19 @@ TORCH_CPU = Platform(
         "addcdiv(value) = x + (value*t1)/t2 [V].",
         "relu(-0) = -0 [V].",
         "sum: cascade in float, partials across threads rounded to the dtype; mean = sum_f32 / N [S, V].",
+        "float32 -> float8_e4m3fn: nearest even, finite overflow and +-inf saturate to +-448, NaN "
+        "0x7F/0xFF (sign kept) [V: all 2^32 float32 inputs, torch 2.13 CPU; c10 Float8_e4m3fn.h "
+        "behaviour as observed]: casts['fp8_e4m3'] = 'saturate'.",
+        "float32 -> float8_e5m2: nearest even, overflow to +-inf, every NaN 0x7F/0xFF (sign kept, "
+        "payload all ones) [V: all 2^32; c10 Float8_e5m2.h as observed]: nan_cast['fp8_e5m2'] = "
+        "'ones'.",
+        "float32 -> float8_e4m3fnuz / float8_e5m2fnuz: nearest even, overflow, +-inf and NaN give "
+        "the NaN 0x80, -0 gives +0 [V: all 2^32; c10 Float8_e4m3fnuz.h, Float8_e5m2fnuz.h as "
+        "observed]: the 'ieee' rule of fnuz formats.",
+        "float32 -> float8_e8m0fnu: the float32 exponent field rounded (sign ignored, ties up, "
+        "0 and subnormals <= 2**-127 give code 0, NaN/inf and >= 1.5 * 2**127 give 0xFF) [V: all "
+        "2^32; c10 Float8_e8m0fnu.h fp8e8m0fnu_from_fp32_value as observed]: casts['e8m0'] = "
+        "'exponent_field'.",
         "sum, mean, cumsum, mm/linear (fp16, bf16; sums also fp32) are transcribed bit for bit in "
         "softfloat.torch_models (registered model; platform_sum & co. use it) [S, V: probe and "
         "validation/torch_crosscheck.py torch_models].",
