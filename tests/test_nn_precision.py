@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
+from softfloat import mma as M
 import nn
 from nn import Tensor
 from nn.precision import Precision, lp_matmul, storage_format
@@ -118,9 +119,11 @@ def test_tensor_core_accumulation_is_softfloats_model(gpu):
     P = Precision(fmt, accumulate=gpu)
     assert P.accumulate_name == gpu and P.acc is None
     got = lp_matmul(a, b, f, None, P, final=False)
-    want = sf.from_bits(sf.matmul(sf.to_bits(a, f), sf.to_bits(b, f), f,
-                                  acc=sf.tensor_core(gpu, f, "fp32")), "fp32")
+    # the validated matrix-unit model of that GPU (softfloat.mma), K chained
+    unit = M.tensor_core(gpu, f, "fp32")
+    want = sf.from_bits(M.mma(unit, sf.to_bits(a, f), sf.to_bits(b, f)), "fp32")
     np.testing.assert_array_equal(got, want)
+    assert P.tensor_core == unit
     with pytest.raises(ValueError):
         Precision("fp32", accumulate=gpu)
     with pytest.raises(ValueError):
