@@ -44,8 +44,21 @@ at most 12; magnitudes from 2**-10 to 6 * 448), so the products are exact, and
 alpha = ts_a * ts_b. With ``fp8_gemm="hopper_fp8_fast"`` or
 ``"hopper_fp8_promote128"`` (per-tensor recipes only: Hopper has no block-scaled
 MMA) the sum follows `softfloat.mx_gemm`'s model of Hopper's fp8 tensor cores
-(32-product blocks into a truncated 13-bit-fraction accumulator; promotion into
-an fp32 accumulator every 128 products or never).
+(MMA-Sim's wgmma on `softfloat.mma`: 32 products aligned with 13 fraction bits,
+each chunk truncated to e8m13; promotion into an fp32 accumulator every 128
+products or never). ``Precision(accumulate=<arch or tensor_core model>)`` runs
+the GEMMs on that matrix unit instead: per-tensor recipes on its fp8
+instructions chained along K (forward e4m3 x e4m3, backward e5m2 x e4m3 and
+e4m3 x e5m2), MXFP8/NVFP4 on the block-scaled MMA of Blackwell / RTX Blackwell
+(`softfloat.mx_gemm.mx_matmul` on the operands' codes and scales, quantized by
+`softfloat.mx.quantize`; NVFP4's tensor scales as alpha).
+
+Non-finite and tiny tensors: a NaN or an infinity in an NVFP4 operand leaves no
+per-tensor scale; the operand is then NaN throughout (a GPU's NaN amax makes
+every scale NaN), so the GEMM's result is NaN and the loss scaler skips the step
+(``found_inf``), as for the other recipes. An all-subnormal operand gets a tensor
+scale rounded up (`softfloat.mx.nvfp4_tensor_scale`); alpha = ts_a * ts_b in
+fp32 may then underflow, as it would on the GPU.
 """
 from __future__ import annotations
 

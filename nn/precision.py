@@ -160,7 +160,8 @@ class Precision:
     fp8_gemm : {"fp32", "hopper_fp8_fast", "hopper_fp8_promote128"}
         The recipe's accumulation: fp32 (BLAS order), or Hopper's fp8 tensor-core
         model without / with promotion to fp32 every 128 products (per-tensor
-        recipes only).
+        recipes only; also ``"hopper_fp8_promote<N>"`` or a
+        `softfloat.mx_gemm.FP8GemmModel`). Not together with ``accumulate=<arch>``.
     amax_history_len, amax_margin, amax_algo
         Delayed scaling (``recipe="fp8_delayed"``; ``amax_margin`` for current
         scaling too), Transformer Engine's defaults: 1024, 0, "max".
