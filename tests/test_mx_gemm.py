@@ -156,6 +156,27 @@ def test_fp8_models_other_units():
         mx_gemm.FP8GemmModel("hopperr", None)
 
 
+def test_fp8_generic_blockfma_model_against_fraction_reference():
+    """A user-built BlockFMA step (the generic model, run by softfloat.matmul) with
+    promotion every 64: tests/naive_models.py's exact Fraction block FMA per interval,
+    then binary32 nearest-even additions through the exact reference."""
+    import naive_models as naive
+    step = sf.BlockFMA(32, -10, "fp32", "toward_zero")
+    A = _fp8(15, (2, 150))
+    B = _fp8(16, (150, 2))
+    got = mx_gemm.fp8_matmul(A, B, model=mx_gemm.FP8GemmModel(step, 64))
+    want = np.zeros((2, 2))
+    for i in range(2):
+        for j in range(2):
+            acc = Fraction(0)
+            for k0 in range(0, 150, 64):
+                pb, _ = naive.block_fma(A[i, k0:k0 + 64].tolist(), B[k0:k0 + 64, j].tolist(),
+                                        "fp8_e4m3", 32, -10, "fp32", "toward_zero")
+                acc = _rne32(acc + O.decode(int(pb), F32).value)
+            want[i, j] = float(acc)
+    assert np.array_equal(got, want)
+
+
 def test_fp8_matmul_k0_returns_zeros():
     """An empty sum is +0 (numpy's a @ b), for every model (was ZeroDivisionError
     without promotion)."""
