@@ -412,3 +412,43 @@ def test_model_validation():
     assert mx_gemm.fp8_gemm_model("hopper_fp8_promote32").promote_every == 32
     with pytest.raises(ValueError, match="fp32 output"):
         mx_gemm.FP8GemmModel(M.tensor_core("hopper", "fp8_e4m3", "fp16"), None)
+
+
+def test_junk_arguments_raise_clear_errors():
+    """Junk operands, scales, models and architectures: TypeError or ValueError with
+    the argument named, never another exception or a silent cast."""
+    A = _fp8(17, (2, 64))
+    B = _fp8(18, (64, 3))
+    ca, sa, cb, sb, ta, _ = _nv_operands()
+    fp8_cases = [
+        (dict(a=A.astype(np.float32)), "a"), (dict(a=A.astype(np.int64) + 300), "a"),
+        (dict(a="x"), "a"), (dict(b=B[:10]), "align|expected"), (dict(a=A[None]), "expected"),
+        (dict(model=3), "model"), (dict(model="hopper_fp8_promote"), "unknown"),
+        (dict(model="hopper_fp8_promote100"), "multiple"),
+        (dict(fmt="fp9"), "format"), (dict(fmt_b="e2m1x"), "format"),
+        (dict(scale_a=np.ones((2, 1), np.float64), scale_b=np.ones((1, 3), np.float32)),
+         "float32"),
+        (dict(scale_a=np.ones((2, 2), np.float32), scale_b=np.ones((2, 3), np.float32)),
+         "shapes"),
+        (dict(scale_a=np.ones((2, 1), np.float32)), "both"),
+    ]
+    for kw, match in fp8_cases:
+        args = dict(a=A, b=B, model="hopper_fp8_promote128")
+        args.update(kw)
+        a, b = args.pop("a"), args.pop("b")
+        with pytest.raises((TypeError, ValueError), match=match):
+            mx_gemm.fp8_matmul(a, b, **args)
+    mx_cases = [
+        (dict(fmt="nvfp5"), "block format"), (dict(fmt=None), "fmt"),
+        (dict(arch=None), "arch"), (dict(arch=5), "arch"), (dict(arch="cdna3"), "cdna3"),
+        (dict(instruction=7), "instruction"), (dict(instruction="m1n1k1"), "instruction"),
+        (dict(a=ca.astype(np.float32)), "a_codes"), (dict(a=ca + 16), "a_codes|range"),
+        (dict(sb=sb[:, :1]), "scales"), (dict(fmt_b="mxfp8_e4m3"), "block size"),
+        (dict(tensor_scale_b="1"), "tensor_scale_b"),
+    ]
+    for kw, match in mx_cases:
+        args = dict(a=ca, sa=sa, b=cb, sb=sb, fmt="nvfp4")
+        args.update(kw)
+        pos = [args.pop(k) for k in ("a", "sa", "b", "sb", "fmt")]
+        with pytest.raises((TypeError, ValueError), match=match):
+            mx_gemm.mx_matmul(*pos, **args)
