@@ -165,9 +165,12 @@ def prod_special(ca, sa, cb, sb):
 @njit(cache=True, nogil=True)
 def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock, scaled,
-               out, L, F, MaMb, Ms2, ezero, rne, p, emin, Eo, Mo):
+               out, L, F, MaMb, Ms2, ezero, rne, p, emin, Eo, Mo, idxs, use_idx):
+    """The reference "fdpa" kernel (the slow twin of `fdpa_fast_chunk`): outputs
+    [lo, hi), or outputs idxs[lo:hi] when ``use_idx``."""
     mn = m * n
-    for idx in range(lo, hi):
+    for q in range(lo, hi):
+        idx = idxs[q] if use_idx else q
         bt = idx // mn
         r = idx - bt * mn
         i = r // n
@@ -232,6 +235,67 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                         S -= trunc_shift(-csig, sh)
                 bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
             ccls, csig, ce = dec_ieee(bits, Eo, Mo)
+            cM = Mo
+        out[idx] = bits
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
+                    out, L, F, MaMb, ezero, rne, p, emin, Eo, Mo):
+    """"fdpa" without block scales for outputs [lo, hi) whose operands are all
+    finite (others: `fdpa_chunk`), branch-free over the products. Ae0, Be0: the
+    binade exponents with zeros at NO_EXP, so that a product with a zero factor
+    sits far below every real exponent (and below e_zero: its presence is seen
+    as a minimum under NO_EXP / 2). Every aligned term is taken as
+    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63
+    (exactly trunc_shift: |p| << L0 stays below 2**62)."""
+    mn = m * n
+    L0 = max(F - MaMb, 0)
+    half = np.int64(NO_EXP // 2)
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        if has_c:
+            csig, ce, cM = np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
+        else:
+            csig, ce, cM = np.int64(0), np.int64(0), Mo
+        bits = np.int64(0)
+        for k0 in range(0, K, L):
+            mx = np.int64(NO_EXP)
+            mnx = np.int64(0)
+            for t in range(k0, k0 + L):
+                x = np.int64(Ae0[arow + t]) + np.int64(Be0[brow + t])
+                mx = max(mx, x)
+                mnx = min(mnx, x)
+            emax = np.int64(ezero) if csig == 0 else ce
+            if mnx < half:
+                emax = max(emax, np.int64(ezero))
+            emax = max(emax, mx)
+            base = L0 - F + MaMb + emax
+            S = np.int64(0)
+            for t in range(k0, k0 + L):
+                ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t])
+                sg = ps >> 63
+                mag = (ps ^ sg) - sg
+                rs = min(base - (np.int64(Ae0[arow + t]) + np.int64(Be0[brow + t])),
+                         np.int64(63))          # >= 0: every exponent is <= emax
+                v = (mag << L0) >> rs
+                S += (v ^ sg) - sg
+            if csig != 0:
+                sh = ce - emax + F - cM
+                if csig > 0:
+                    S += trunc_shift(csig, sh)
+                else:
+                    S -= trunc_shift(-csig, sh)
+            bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
+            if ((bits >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
+                break           # the chunk overflowed: finite products keep the infinity
+            c_, csig, ce = dec_ieee(bits, Eo, Mo)
             cM = Mo
         out[idx] = bits
     return 0
@@ -556,10 +620,24 @@ def _ftz(x, keep_sign):
     return x
 
 
+@helper
+def _ftz_in(x, tiny):
+    """An input below its format's smallest normal ``tiny`` read as +0."""
+    if abs(x) < tiny:
+        return np.float32(0.0)
+    return x
+
+
+@helper
+def _ftz_prod(x, y, ta, tb):
+    return _ftz(_ftz_in(x, ta) * _ftz_in(y, tb), True)
+
+
 @njit(cache=True, nogil=True)
-def ftz_chain_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, P):
+def ftz_chain_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, P, ta, tb):
     """float32 products of flushed inputs, flushed; pairs (P = 2) or pairs of
-    pairs (P = 4) added and flushed, then added into c and flushed."""
+    pairs (P = 4) added and flushed, then added into c and flushed. ``ta``,
+    ``tb``: the inputs' smallest normal numbers (float32)."""
     mn = m * n
     for idx in range(lo, hi):
         bt = idx // mn
@@ -570,12 +648,12 @@ def ftz_chain_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, P):
         brow = (bt * n + j) * K
         c = _ftz(np.float32(Cv[idx]), False) if has_c else np.float32(0.0)
         for k0 in range(0, K, P):
-            p0 = _ftz(_ftz(Av[arow + k0], False) * _ftz(Bv[brow + k0], False), True)
-            p1 = _ftz(_ftz(Av[arow + k0 + 1], False) * _ftz(Bv[brow + k0 + 1], False), True)
+            p0 = _ftz_prod(Av[arow + k0], Bv[brow + k0], ta, tb)
+            p1 = _ftz_prod(Av[arow + k0 + 1], Bv[brow + k0 + 1], ta, tb)
             s = _ftz(p0 + p1, True)
             if P == 4:
-                p2 = _ftz(_ftz(Av[arow + k0 + 2], False) * _ftz(Bv[brow + k0 + 2], False), True)
-                p3 = _ftz(_ftz(Av[arow + k0 + 3], False) * _ftz(Bv[brow + k0 + 3], False), True)
+                p2 = _ftz_prod(Av[arow + k0 + 2], Bv[brow + k0 + 2], ta, tb)
+                p3 = _ftz_prod(Av[arow + k0 + 3], Bv[brow + k0 + 3], ta, tb)
                 s = _ftz(s + _ftz(p2 + p3, True), True)
             c = _ftz(c + s, True)
         out[idx] = c

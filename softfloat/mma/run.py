@@ -1,18 +1,17 @@
 """`mma`: run a `MatrixUnit` model on encodings, any K as a chain of instructions."""
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from .. import _validate as V
 from .._kernels import mma as KM
 from .._parallel import run_chunks, run_chunks_weighted
-from ..conversions import from_bits, to_bits
+from ..conversions import from_bits
 from ..formats import FP16, FP32, FP64, Format
 from .model import MatrixUnit
 
 _F_OVERFLOW, _F_INVALID = 4, 16
+_fast = True        # the branch-free "fdpa" kernel (tests switch it off: the slow twin)
 
 
 def truncate_tf32(bits) -> np.ndarray:
@@ -155,11 +154,27 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                 SAc = SBc = np.zeros(1, np.uint8)
                 nsb, sblock, Ms2 = 1, 1, 0
             if alg == "fdpa":
+                slow = np.arange(nout, dtype=np.int64)
+                if _fast and not model.scaled:
+                    # the branch-free kernel for outputs with finite operands, the
+                    # reference kernel for the others
+                    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae)
+                    Be0 = np.where(Bs == 0, np.int32(KM.NO_EXP), Be)
+                    run_chunks_weighted(
+                        KM.fdpa_fast_chunk, nout, 2 * Kp, As, Ae0, Bs, Be0, m, n, Kp, Cs, Ce,
+                        has_c, model.c_fmt.mbits, out, model.chunk, model.frac_bits, Ma + Mb,
+                        model.e_zero, rne, p, emin, Eo, Mo)
+                    rs = (Ac.reshape(nbt, m, Kp) != 0).any(-1)
+                    cs = (Bc.reshape(nbt, n, Kp) != 0).any(-1)
+                    sp = rs[:, :, None] | cs[:, None, :]
+                    if has_c:
+                        sp = sp | (Cc.reshape(sp.shape) != 0)
+                    slow = np.flatnonzero(sp.reshape(-1)).astype(np.int64)
                 run_chunks_weighted(
-                    KM.fdpa_chunk, nout, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce, Cc,
-                    has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
+                    KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce,
+                    Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
                     model.scaled, out, model.chunk, model.frac_bits, Ma + Mb, Ms2,
-                    model.e_zero, rne, p, emin, Eo, Mo)
+                    model.e_zero, rne, p, emin, Eo, Mo, slow, True)
             else:
                 emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
                 qab = emin_a - Ma + emin_b - Mb
@@ -186,7 +201,8 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                                 model.chunk)
         elif alg == "ftz_chain":
             run_chunks_weighted(KM.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
-                                model.products_per_step)
+                                model.products_per_step, np.float32(2.0 ** model.a_fmt.emin),
+                                np.float32(2.0 ** model.b_fmt.emin))
         else:
             run_chunks_weighted(KM.fma32_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out)
         res = out.view(np.uint32).copy()
@@ -200,38 +216,38 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
 
 
 def _fma64(A3, BT3, C3, nbt, m, n, K):
-    """fp64 fused multiply-add chain, exact rational arithmetic per step (slow)."""
-    a = from_bits(A3, FP64).reshape(nbt, m, K)
-    bt = from_bits(BT3, FP64).reshape(nbt, n, K)
-    c = (from_bits(C3, FP64).reshape(nbt, m, n) if C3 is not None
+    """fp64 fused multiply-add chain: MPFR's correctly rounded fma (gmpy2, 53 bits,
+    binary64's exponent range and subnormals), vectorised over the outputs."""
+    import gmpy2
+    a = A3.view(np.float64).reshape(nbt, m, K)
+    bt = BT3.view(np.float64).reshape(nbt, n, K)
+    c = (C3.view(np.float64).reshape(nbt, m, n) if C3 is not None
          else np.zeros((nbt, m, n)))
-    out = np.empty((nbt, m, n), np.float64)
-    for q in range(nbt):
-        for i in range(m):
-            for j in range(n):
-                acc = float(c[q, i, j])
-                for t in range(K):
-                    x, y = float(a[q, i, t]), float(bt[q, j, t])
-                    if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(acc)) \
-                            or x == 0.0 or y == 0.0:
-                        acc = x * y + acc      # IEEE for special values and zero products
-                        continue
-                    s = Fraction(x) * Fraction(y) + Fraction(acc)
-                    acc = float(s) if s != 0 else 0.0
-                out[q, i, j] = acc
-    bits = to_bits(out.reshape(-1), FP64)
+    ctx = gmpy2.ieee(64)
+    fma = np.frompyfunc(lambda x, y, z: float(gmpy2.fma(x, y, z)), 3, 1)
+    acc = c.astype(object)
+    with gmpy2.context(ctx), np.errstate(over="ignore", invalid="ignore"):
+        for t in range(K):
+            acc = fma(a[:, :, None, t], bt[:, None, :, t], acc)
+    out = np.asarray(acc, np.float64)
+    bits = out.reshape(-1).view(np.uint64).copy()
     bits[np.isnan(out.reshape(-1))] = np.uint64(0x7FFFFFFFFFFFFFFF)
     return bits
 
 
-def _flags(model, res, A3, BT3, C3, batch, m, n):
-    ofmt = model.out_fmt
-    vals = from_bits(res.reshape(-1), ofmt).reshape(-1, m, n)
+def _fvals(bits, fmt):
+    if fmt == FP64:
+        return np.ascontiguousarray(bits).view(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        av = from_bits(A3, model.a_fmt)
-        bv = from_bits(BT3, model.b_fmt)
-        cv = (from_bits(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
-              else np.zeros(vals.shape))
+        return from_bits(bits, fmt)
+
+
+def _flags(model, res, A3, BT3, C3, batch, m, n):
+    vals = _fvals(res.reshape(-1), model.out_fmt).reshape(-1, m, n)
+    av = _fvals(A3, model.a_fmt)
+    bv = _fvals(BT3, model.b_fmt)
+    cv = (_fvals(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
+          else np.zeros(vals.shape))
     a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
     a_inf, b_inf = np.isinf(av).any(-1), np.isinf(bv).any(-1)
     in_nan = a_nan[:, :, None] | b_nan[:, None, :] | np.isnan(cv)
