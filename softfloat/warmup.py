@@ -74,6 +74,14 @@ def _common():
         sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
+    # GPU matrix units (softfloat.mma): the fdpa kernels (fast and reference) on
+    # uint16 and uint8 operands, with fp32 and fp16 accumulators
+    A8 = (A & 0x3F).astype(np.uint8)
+    B8 = (B & 0x3F).astype(np.uint8)
+    t.append(("matrix units fp16/bf16/fp8 (h100, a100 fp16 out)", lambda: (
+        sf.matmul(A, B, "fp16", acc="h100"), sf.matmul(A, B, "bf16", acc="h100"),
+        sf.matmul(A8, B8, "fp8_e4m3", acc="h100"),
+        sf.matmul(A, B, "fp16", acc=sf.tensor_core("a100", "fp16", "fp16")))))
     return t
 
 

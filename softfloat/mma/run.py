@@ -218,7 +218,11 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
 def _fma64(A3, BT3, C3, nbt, m, n, K):
     """fp64 fused multiply-add chain: MPFR's correctly rounded fma (gmpy2, 53 bits,
     binary64's exponent range and subnormals), vectorised over the outputs."""
-    import gmpy2
+    try:
+        import gmpy2
+    except ImportError:                                   # pragma: no cover
+        raise ImportError("fp64 matrix instructions are modelled with MPFR: "
+                          "pip install gmpy2") from None
     a = A3.view(np.float64).reshape(nbt, m, K)
     bt = BT3.view(np.float64).reshape(nbt, n, K)
     c = (C3.view(np.float64).reshape(nbt, m, n) if C3 is not None
