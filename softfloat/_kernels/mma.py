@@ -243,61 +243,90 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
 @njit(cache=True, nogil=True)
 def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
                     out, L, F, MaMb, ezero, rne, p, emin, Eo, Mo):
-    """"fdpa" without block scales for outputs [lo, hi) whose operands are all
-    finite (others: `fdpa_chunk`), branch-free over the products. Ae0, Be0: the
-    binade exponents with zeros at NO_EXP, so that a product with a zero factor
-    sits far below every real exponent (and below e_zero: its presence is seen
-    as a minimum under NO_EXP / 2). Every aligned term is taken as
-    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63
-    (exactly trunc_shift: |p| << L0 stays below 2**62)."""
-    mn = m * n
+    """"fdpa" without block scales, rows [lo, hi) of (nb * m) at a time and all n
+    columns together (B (nb, K, n), not transposed: the loops over j are
+    contiguous and branch-free, for the compiler to vectorise). For outputs whose
+    operands are all finite (the caller redoes the others with `fdpa_chunk`).
+    Ae0, Be0: binade exponents with zeros at NO_EXP, so that a product with a zero
+    factor sits far below every real exponent and below e_zero (its presence is
+    seen as a minimum under NO_EXP / 2). Every aligned term is taken as
+    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63:
+    exactly `trunc_shift` (|p| << L0 stays below 2**62)."""
     L0 = max(F - MaMb, 0)
     half = np.int64(NO_EXP // 2)
-    for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
-        if has_c:
-            csig, ce, cM = np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
-        else:
-            csig, ce, cM = np.int64(0), np.int64(0), Mo
-        bits = np.int64(0)
+    mx = np.empty(n, np.int64)
+    mnx = np.empty(n, np.int64)
+    base = np.empty(n, np.int64)
+    S = np.empty(n, np.int64)
+    csig = np.empty(n, np.int64)
+    ce = np.empty(n, np.int64)
+    bits = np.empty(n, np.int64)
+    done = np.empty(n, np.uint8)
+    for r in range(lo, hi):
+        bt = r // m
+        arow = r * K
+        for j in range(n):
+            if has_c:
+                csig[j] = Cs[r * n + j]
+                ce[j] = Ce[r * n + j]
+            else:
+                csig[j] = 0
+                ce[j] = 0
+            done[j] = 0
+            bits[j] = 0
+        cM = Mc if has_c else Mo
         for k0 in range(0, K, L):
-            mx = np.int64(NO_EXP)
-            mnx = np.int64(0)
+            for j in range(n):
+                mx[j] = NO_EXP
+                mnx[j] = 0
             for t in range(k0, k0 + L):
-                x = np.int64(Ae0[arow + t]) + np.int64(Be0[brow + t])
-                mx = max(mx, x)
-                mnx = min(mnx, x)
-            emax = np.int64(ezero) if csig == 0 else ce
-            if mnx < half:
-                emax = max(emax, np.int64(ezero))
-            emax = max(emax, mx)
-            base = L0 - F + MaMb + emax
-            S = np.int64(0)
+                ea = np.int64(Ae0[arow + t])
+                brow = (bt * K + t) * n
+                for j in range(n):
+                    x = ea + np.int64(Be0[brow + j])
+                    mx[j] = max(mx[j], x)
+                    mnx[j] = min(mnx[j], x)
+            for j in range(n):
+                e = np.int64(ezero) if csig[j] == 0 else ce[j]
+                if mnx[j] < half:
+                    e = max(e, np.int64(ezero))
+                e = max(e, mx[j])
+                mx[j] = e
+                base[j] = L0 - F + MaMb + e
+                S[j] = 0
             for t in range(k0, k0 + L):
-                ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t])
-                sg = ps >> 63
-                mag = (ps ^ sg) - sg
-                rs = min(base - (np.int64(Ae0[arow + t]) + np.int64(Be0[brow + t])),
-                         np.int64(63))          # >= 0: every exponent is <= emax
-                v = (mag << L0) >> rs
-                S += (v ^ sg) - sg
-            if csig != 0:
-                sh = ce - emax + F - cM
-                if csig > 0:
-                    S += trunc_shift(csig, sh)
-                else:
-                    S -= trunc_shift(-csig, sh)
-            bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
-            if ((bits >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
-                break           # the chunk overflowed: finite products keep the infinity
-            c_, csig, ce = dec_ieee(bits, Eo, Mo)
+                sa = np.int64(As[arow + t])
+                ea = np.int64(Ae0[arow + t])
+                brow = (bt * K + t) * n
+                for j in range(n):
+                    ps = sa * np.int64(Bs[brow + j])
+                    sg = ps >> 63
+                    mag = (ps ^ sg) - sg
+                    rs = min(base[j] - ea - np.int64(Be0[brow + j]), np.int64(63))
+                    v = (mag << L0) >> rs
+                    S[j] += (v ^ sg) - sg
+            for j in range(n):
+                if done[j]:
+                    continue
+                emax = mx[j]
+                c = csig[j]
+                if c != 0:
+                    sh = ce[j] - emax + F - cM
+                    if c > 0:
+                        S[j] += trunc_shift(c, sh)
+                    else:
+                        S[j] -= trunc_shift(-c, sh)
+                b = round_out(S[j], emax - F, rne, p, emin, Eo, Mo, True)
+                bits[j] = b
+                if ((b >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
+                    done[j] = 1     # the chunk overflowed: finite products keep the infinity
+                    continue
+                c_, x1, x2 = dec_ieee(b, Eo, Mo)
+                csig[j] = x1
+                ce[j] = x2
             cM = Mo
-        out[idx] = bits
+        for j in range(n):
+            out[r * n + j] = bits[j]
     return 0
 
 

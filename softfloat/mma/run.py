@@ -159,11 +159,13 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                     # the branch-free kernel for outputs with finite operands, the
                     # reference kernel for the others
                     Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae)
-                    Be0 = np.where(Bs == 0, np.int32(KM.NO_EXP), Be)
+                    B3 = np.ascontiguousarray(np.swapaxes(BT3, 1, 2))
+                    Bs3, Be3, _ = _decode(B3, model.b_fmt)
+                    Be30 = np.where(Bs3 == 0, np.int32(KM.NO_EXP), Be3)
                     run_chunks_weighted(
-                        KM.fdpa_fast_chunk, nout, 2 * Kp, As, Ae0, Bs, Be0, m, n, Kp, Cs, Ce,
-                        has_c, model.c_fmt.mbits, out, model.chunk, model.frac_bits, Ma + Mb,
-                        model.e_zero, rne, p, emin, Eo, Mo)
+                        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * n, As, Ae0, Bs3, Be30, m, n, Kp,
+                        Cs, Ce, has_c, model.c_fmt.mbits, out, model.chunk, model.frac_bits,
+                        Ma + Mb, model.e_zero, rne, p, emin, Eo, Mo)
                     rs = (Ac.reshape(nbt, m, Kp) != 0).any(-1)
                     cs = (Bc.reshape(nbt, n, Kp) != 0).any(-1)
                     sp = rs[:, :, None] | cs[:, None, :]
