@@ -116,7 +116,9 @@ def _all_grads(loss):
 def run(cfg: RunConfig, quick=True):
     """Train one configuration; returns its JSON record."""
     xtr, ytr, xte, yte, teacher = _dataset(cfg, quick)
-    order = cfg.order if cfg.accumulate == "fp32" else "sequential"
+    # recipes sum in BLAS order (or on a matrix unit): they take no order
+    order = None if cfg.recipe is not None else (
+        cfg.order if cfg.accumulate == "fp32" else "sequential")
     policy = Precision(cfg.params, rounding=cfg.rounding, update_rounding=cfg.update_rounding,
                        accumulate=cfg.accumulate, master_weights=cfg.master_weights,
                        loss_scaling=cfg.loss_scaling, loss_scale=cfg.loss_scale,

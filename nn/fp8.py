@@ -44,8 +44,21 @@ at most 12; magnitudes from 2**-10 to 6 * 448), so the products are exact, and
 alpha = ts_a * ts_b. With ``fp8_gemm="hopper_fp8_fast"`` or
 ``"hopper_fp8_promote128"`` (per-tensor recipes only: Hopper has no block-scaled
 MMA) the sum follows `softfloat.mx_gemm`'s model of Hopper's fp8 tensor cores
-(32-product blocks into a truncated 13-bit-fraction accumulator; promotion into
-an fp32 accumulator every 128 products or never).
+(MMA-Sim's wgmma on `softfloat.mma`: 32 products aligned with 13 fraction bits,
+each chunk truncated to e8m13; promotion into an fp32 accumulator every 128
+products or never). ``Precision(accumulate=<arch or tensor_core model>)`` runs
+the GEMMs on that matrix unit instead: per-tensor recipes on its fp8
+instructions chained along K (forward e4m3 x e4m3, backward e5m2 x e4m3 and
+e4m3 x e5m2), MXFP8/NVFP4 on the block-scaled MMA of Blackwell / RTX Blackwell
+(`softfloat.mx_gemm.mx_matmul` on the operands' codes and scales, quantized by
+`softfloat.mx.quantize`; NVFP4's tensor scales as alpha).
+
+Non-finite and tiny tensors: a NaN or an infinity in an NVFP4 operand leaves no
+per-tensor scale; the operand is then NaN throughout (a GPU's NaN amax makes
+every scale NaN), so the GEMM's result is NaN and the loss scaler skips the step
+(``found_inf``), as for the other recipes. An all-subnormal operand gets a tensor
+scale rounded up (`softfloat.mx.nvfp4_tensor_scale`); alpha = ts_a * ts_b in
+fp32 may then underflow, as it would on the GPU.
 """
 from __future__ import annotations
 
@@ -71,12 +84,14 @@ with np.errstate(invalid="ignore"):
             for f in (_FWD, _BWD)}
 
 
-def fp8_gemm(qa, qb, alpha, model=None):
+def fp8_gemm(qa, qb, alpha, model=None, fmts=None):
     """``alpha * (qa @ qb)``: qa (m, k), qb (k, n) float32 arrays of exact element
     values (products exact in fp32, see the module docstring), summed in fp32 by a
     BLAS product (``model=None``) or by a `softfloat.mx_gemm.FP8GemmModel` (name or
-    object) whose operands are values of e4m3 or e5m2; alpha (float32) multiplies
-    the fp32 result once, rounded to nearest even. Returns float32 (m, n)."""
+    object: a matrix unit chained along K, promoted or not) whose operands are
+    values of ``fmts`` = (a's format, b's format) (default e4m3, e4m3); alpha
+    (float32) multiplies the fp32 result once, rounded to nearest even. Returns
+    float32 (m, n)."""
     if model is None:
         # softfloat's order="blas" model is this float32 BLAS product (accumulate._blas:
         # np.matmul on the float32 values; tests check equality with
@@ -85,22 +100,14 @@ def fp8_gemm(qa, qb, alpha, model=None):
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             out = np.matmul(qa, qb)
     else:
-        mdl = _mxg.fp8_gemm_model(model)
-        qa, qb = np.ascontiguousarray(qa), np.ascontiguousarray(qb)
-        K = qa.shape[1]
-        N = mdl.promote_every or max(K, 1)
-        out = np.zeros((qa.shape[0], qb.shape[1]), np.float32)
-        for k0 in range(0, K, N):
-            # the tensor-core step on this chunk (values of fp16 hold both fp8 formats;
-            # the BlockFMA model sees only the exact products), then one IEEE binary32
-            # RNE addition into the fp32 accumulator (numpy's float32 add)
-            part = sf.matmul_values(qa[:, k0:k0 + N], qb[k0:k0 + N], _FP16, acc=mdl.step,
-                                    check=False, out_dtype=np.float32)
-            if mdl.promote_every is None:
-                out = part
-                break
-            with np.errstate(over="ignore", invalid="ignore"):
-                out = out + part
+        fa, fb = fmts if fmts is not None else (_FWD, _FWD)
+        # the values are values of fa / fb (exact encodings), then the matrix unit
+        # (softfloat.mx_gemm.fp8_matmul: softfloat.mma's instructions chained along K,
+        # each interval's partial sum added into fp32 when the model promotes)
+        with np.errstate(invalid="ignore"):
+            A = sf.to_bits(np.ascontiguousarray(qa), fa)
+            B = sf.to_bits(np.ascontiguousarray(qb), fb)
+        out = _mxg.fp8_matmul(A, B, fa, fmt_b=fb, model=model).astype(np.float32)
     if np.float32(alpha) == 1:
         return out        # x * 1 = x (GEMM results hold no signaling NaN): no extra pass
     with np.errstate(over="ignore", invalid="ignore"):
@@ -123,6 +130,13 @@ def _amax_bits(v):
     run_chunks(lambda lo, hi, x: parts.append(int(_K.amax_chunk(lo, hi, x))) or 0,
                flat.size, flat)
     return max(parts)
+
+
+def _finite(v):
+    """Whether every value of v is finite (float32: the one-pass amax of its bits)."""
+    if v.dtype == np.float32 and v.size:
+        return _amax_bits(np.ascontiguousarray(v)) < 0x7F800000
+    return bool(np.isfinite(v).all())
 
 
 def _scale_round(v, s, fmt):
@@ -152,14 +166,37 @@ class FP8Recipe:
     stochastic-rounding stream). See the module docstring for the recipes."""
 
     def __init__(self, recipe, *, fp8_gemm="fp32", amax_history_len=1024, amax_margin=0,
-                 amax_algo="max", grad_rounding="nearest_even", seed=0):
+                 amax_algo="max", grad_rounding="nearest_even", seed=0, unit=None):
         if recipe not in RECIPES:
             raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
-        if fp8_gemm not in FP8_GEMMS:
-            raise ValueError(f"fp8_gemm must be one of {FP8_GEMMS}, got {fp8_gemm!r}")
-        if fp8_gemm != "fp32" and recipe not in ("fp8_current", "fp8_delayed"):
+        per_tensor = recipe in ("fp8_current", "fp8_delayed")
+        if isinstance(fp8_gemm, str) and fp8_gemm.strip().lower() == "fp32":
+            model = None
+        else:
+            try:
+                model = _mxg.fp8_gemm_model(fp8_gemm)
+            except (TypeError, ValueError) as ex:
+                raise ValueError(f"fp8_gemm must be one of {FP8_GEMMS}, 'hopper_fp8_promote<N>' "
+                                 f"or a softfloat.mx_gemm.FP8GemmModel, got {fp8_gemm!r} "
+                                 f"({ex})") from None
+        if model is not None and not per_tensor:
             raise ValueError(f"fp8_gemm={fp8_gemm!r} models Hopper's per-tensor fp8 GEMM; "
-                             f"recipe {recipe!r} needs fp8_gemm='fp32'")
+                             f"recipe {recipe!r} needs fp8_gemm='fp32' (a block-scaled "
+                             f"matrix unit: accumulate='blackwell' or 'rtx_blackwell')")
+        if unit is not None and model is not None:
+            raise ValueError("give the recipe's matrix unit once: accumulate=<arch> (the unit "
+                             "chained along K) or fp8_gemm=<model> (a unit and a promotion "
+                             "interval), not both")
+        self.unit = unit
+        if unit is not None and per_tensor:
+            model = _mxg.FP8GemmModel(unit, None)          # validates the unit
+        elif unit is not None:
+            # block-scaled MMA on that architecture (validated on first use as well)
+            arch = unit if isinstance(unit, str) else getattr(unit, "arch", None)
+            if arch is None or _mma_arch(arch) not in ("blackwell", "rtx_blackwell"):
+                raise ValueError(f"recipe {recipe!r} needs a block-scaled matrix unit "
+                                 f"(accumulate='blackwell' or 'rtx_blackwell', or such a "
+                                 f"softfloat.tensor_core model), got {unit!r}")
         if grad_rounding not in ("nearest_even", "stochastic"):
             raise ValueError(f"grad_rounding must be 'nearest_even' or 'stochastic', got "
                              f"{grad_rounding!r}")
@@ -170,7 +207,7 @@ class FP8Recipe:
         if amax_algo not in ("max", "most_recent"):
             raise ValueError(f"amax_algo must be 'max' or 'most_recent', got {amax_algo!r}")
         self.recipe, self.gemm = recipe, fp8_gemm
-        self.model = None if fp8_gemm == "fp32" else fp8_gemm
+        self.model = model
         self.history_len, self.margin, self.algo = amax_history_len, amax_margin, amax_algo
         self.grad_rounding = grad_rounding
         self.rng = np.random.default_rng(seed)
@@ -235,6 +272,16 @@ class FP8Recipe:
         of v; the forward pass's, reused by the backward GEMMs)."""
         v = np.asarray(v)
         fast = self.fast if fast is None else fast
+        if self.recipe == "nvfp4":
+            # a NaN or an infinity leaves no per-tensor scale (amax is not finite): the
+            # operand becomes NaN throughout, as a NaN amax makes every scale NaN on a
+            # GPU, so the GEMM's result is NaN and the loss scaler skips the step
+            # (found_inf), as with the other recipes; a NaN ts from the forward pass
+            # marks the same operand in the backward GEMMs
+            if ts is None and not _finite(v):
+                ts = float("nan")
+            if ts is not None and ts != ts:
+                return np.full(v.shape, np.nan, np.float32), np.float32(np.nan)
         if fast and self.recipe == "nvfp4" and not (role == "dy" and
                                                      self.grad_rounding == "stochastic"):
             # nearest-even NVFP4: quantize_values (and the tensor scale) with the
@@ -264,8 +311,10 @@ class FP8Recipe:
         if self.recipe in ("fp8_current", "fp8_delayed"):
             qa, ia = self.per_tensor(a, "x", site)
             qb, ib = self.per_tensor(b, "w", site)
-            out = fp8_gemm(qa, qb, ia * ib, self.model)
+            out = fp8_gemm(qa, qb, ia * ib, self.model, (_FWD, _FWD))
             return out, (qa, ia, qb, ib, site)
+        if self.unit is not None:
+            return self._unit_forward(a, b, site)
         qa, ta = self.blocked(a, "x", -1)
         qb, tb = self.blocked(b, "w", 0)
         out = fp8_gemm(qa, qb, np.float32(np.float32(ta) * np.float32(tb)))
@@ -279,10 +328,12 @@ class FP8Recipe:
             qa, ia, qb, ib, site = ctx
             qg, ig = self.per_tensor(g, "dy", site)
             if need_a:
-                da = fp8_gemm(qg, qb.T, ig * ib, self.model)
+                da = fp8_gemm(qg, qb.T, ig * ib, self.model, (_BWD, _FWD))
             if need_b:
-                db = fp8_gemm(qa.T, qg, ia * ig, self.model)
+                db = fp8_gemm(qa.T, qg, ia * ig, self.model, (_FWD, _BWD))
             return da, db
+        if self.unit is not None:
+            return self._unit_backward(g, ctx, need_a, need_b)
         a, b, site, ta, tb = ctx     # NVFP4: x's and W's tensor scales, from the forward
         tg = None                    # dy's, from its first quantization
         # The transposed operands are quantized in place along the other axis and then
@@ -299,3 +350,70 @@ class FP8Recipe:
             qg, tg = self.blocked(g, "dy", 0, ts=tg)
             db = fp8_gemm(qa.T, qg, np.float32(np.float32(ta) * np.float32(tg)))
         return da, db
+
+    # ---- block-scaled recipes on a matrix unit (accumulate=<arch>) -------
+    def _codes(self, v, role, axis, ts=None):
+        """(codes, scales, block format, ts) of a block-scaled operand, blocks along
+        ``axis`` (softfloat.mx.quantize; NVFP4: ts the per-tensor scale, NaN for a
+        tensor with a NaN or an infinity, whose codes are then None)."""
+        v = np.asarray(v)
+        if self.recipe == "mxfp8":
+            fmt = "mxfp8_e5m2" if role == "dy" else "mxfp8_e4m3"
+            c, s = _mx.quantize(v, fmt, axis=axis)
+            return c, s, fmt, None
+        if ts is None:
+            ts = _mx.nvfp4_tensor_scale(v) if _finite(v) else float("nan")
+        if ts != ts:
+            return None, None, "nvfp4", ts
+        sr = role == "dy" and self.grad_rounding == "stochastic"
+        c, s = _mx.quantize(v, "nvfp4", axis=axis, tensor_scale=ts,
+                            rounding="stochastic" if sr else "nearest_even",
+                            seed=self.rng if sr else None)
+        return c, s, "nvfp4", ts
+
+    def _unit_gemm(self, qa, qb):
+        """One block-scaled GEMM on the recipe's matrix unit (softfloat.mx_gemm.mx_matmul):
+        qa = (codes (m, k), scales, fmt, ts) blocked along k, qb = (codes (k, n), ...)."""
+        ca, sa, fa, ta = qa
+        cb, sb, fb, tb = qb
+        if ca is None or cb is None:                      # a non-finite NVFP4 operand
+            return None
+        u = self.unit
+        kw = dict(arch=u) if isinstance(u, str) else dict(arch=u.arch, instruction=u.instruction)
+        if fa == "nvfp4":
+            kw.update(tensor_scale_a=np.float32(ta), tensor_scale_b=np.float32(tb))
+        return _mxg.mx_matmul(ca, sa, cb, sb, fa, fmt_b=fb, **kw).astype(np.float32)
+
+    def _unit_forward(self, a, b, site):
+        qa = self._codes(a, "x", -1)
+        qb = self._codes(b, "w", 0)
+        out = self._unit_gemm(qa, qb)
+        if out is None:
+            out = np.full((a.shape[0], b.shape[1]), np.nan, np.float32)
+        return out, (a, b, site, qa[3], qb[3])
+
+    def _unit_backward(self, g, ctx, need_a, need_b):
+        a, b, site, ta, tb = ctx
+        da = db = None
+        tg = None
+        if need_a:       # dy (m, n) @ W^T (n, k): reduce over n
+            qg = self._codes(g, "dy", -1)
+            tg = qg[3]
+            cw, sw, fw, tw = self._codes(b, "w", 1, ts=tb)
+            qw = (None if cw is None else cw.T, None if sw is None else sw.T, fw, tw)
+            da = self._unit_gemm(qg, qw)
+            if da is None:
+                da = np.full((g.shape[0], b.shape[0]), np.nan, np.float32)
+        if need_b:       # x^T (k, m) @ dy (m, n): reduce over m
+            cx, sx, fx, tx = self._codes(a, "x", 0, ts=ta)
+            qx = (None if cx is None else cx.T, None if sx is None else sx.T, fx, tx)
+            qg = self._codes(g, "dy", 0, ts=tg)
+            db = self._unit_gemm(qx, qg)
+            if db is None:
+                db = np.full((a.shape[1], g.shape[1]), np.nan, np.float32)
+        return da, db
+
+
+def _mma_arch(arch):
+    from softfloat.mma import canonical_arch
+    return canonical_arch(arch)

@@ -120,14 +120,23 @@ class Precision:
     update_rounding : str, optional
         Rounding of the weight update written into S weights (no master copy);
         default: ``rounding``.
-    accumulate : str or Format
+    accumulate : str, Format or a matrix-unit model
         Accumulation of matrix products and reductions: ``"fp32"``, ``"storage"``
-        (= ``params``), a format name, or a tensor-core preset (``"v100"``,
-        ``"a100"``, ``"h100"``, ``"b200"``: matrix products by that GPU's block-FMA
-        model with fp32 output, `softfloat.tensor_core`; reductions in fp32).
-    order : {"sequential", "blocked", "blas"}
+        (= ``params``), a format name, or a GPU matrix unit: an architecture or GPU
+        name (``"volta"``, ``"ampere"``, ``"hopper"``, ``"blackwell"``, ``"v100"``,
+        ``"a100"``, ``"h100"``, ``"b200"``, ... any name `softfloat.tensor_core`
+        takes), resolved by ``softfloat.tensor_core(name, params, "fp32")``, or a
+        model object (``softfloat.tensor_core(...)``, a `softfloat.mma.MatrixUnit`
+        taking ``params`` operands, or a `softfloat.BlockFMA`): matrix products by
+        that model with fp32 output, reductions in fp32. Under a ``recipe``:
+        ``"fp32"`` (the GEMMs in fp32, BLAS order, or as ``fp8_gemm`` says) or a
+        matrix unit (the GEMMs on it, `nn.fp8`). Anything else under a recipe, or a
+        non-fp32 accumulation with ``params="fp32"``, is refused (ValueError).
+    order : {"sequential", "blocked", "blas"}, optional
         Summation order of matrix products (and fp32 reductions) for a format
-        accumulator: ``"sequential"`` (default; the exact k-order model, bit for bit),
+        accumulator (default ``"sequential"``; ``"blas"`` under a recipe, whose GEMMs
+        sum in BLAS order: any other order with a recipe is refused):
+        ``"sequential"`` (the exact k-order model, bit for bit),
         ``"blocked"`` (exact: sequential sums of ``block`` consecutive terms, then the
         sequential sum of the block sums, every addition rounded into the
         accumulator; Higham's blocked summation) or ``"blas"`` (fp32 only: a float32
@@ -153,7 +162,8 @@ class Precision:
     fp8_gemm : {"fp32", "hopper_fp8_fast", "hopper_fp8_promote128"}
         The recipe's accumulation: fp32 (BLAS order), or Hopper's fp8 tensor-core
         model without / with promotion to fp32 every 128 products (per-tensor
-        recipes only).
+        recipes only; also ``"hopper_fp8_promote<N>"`` or a
+        `softfloat.mx_gemm.FP8GemmModel`). Not together with ``accumulate=<arch>``.
     amax_history_len, amax_margin, amax_algo
         Delayed scaling (``recipe="fp8_delayed"``; ``amax_margin`` for current
         scaling too), Transformer Engine's defaults: 1024, 0, "max".
@@ -164,7 +174,7 @@ class Precision:
     def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
                  accumulate="fp32", master_weights=False, loss_scaling="none",
                  loss_scale=2.0 ** 16, scaler_options=None, seed=0,
-                 order="sequential", block=32, recipe=None, fp8_gemm="fp32",
+                 order=None, block=32, recipe=None, fp8_gemm="fp32",
                  amax_history_len=1024, amax_margin=0, amax_algo="max",
                  grad_rounding="nearest_even"):
         self.storage = storage_format(params)
@@ -175,6 +185,20 @@ class Precision:
         self.rounding = sf.get_rounding(rounding).label
         self.update_rounding = (self.rounding if update_rounding is None
                                 else sf.get_rounding(update_rounding).label)
+        if recipe is not None:
+            # a recipe keeps everything but its GEMMs in fp32 (params="fp32"): options
+            # that would act only on simulated storage are refused, not ignored
+            if order not in (None, "blas"):
+                raise ValueError(f"order={order!r}: a recipe's GEMMs sum in fp32 in BLAS order "
+                                 f"(order='blas'), or on a matrix unit (accumulate=<arch>)")
+            for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
+                if r is not None and sf.get_rounding(r).label != "nearest_even":
+                    raise ValueError(f"{name}={r!r} rounds simulated storage, which a recipe "
+                                     f"keeps in fp32; the rounding of a recipe's gradients is "
+                                     f"grad_rounding= (recipe='nvfp4')")
+            order = "blas"
+        elif order is None:
+            order = "sequential"
         if order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         self.order = order
@@ -182,25 +206,47 @@ class Precision:
             raise ValueError(f"block must be a positive int, got {block!r}")
         self.block = int(block)
         self.tensor_core = None
-        key = accumulate.strip().lower() if isinstance(accumulate, str) else None
-        if key in ("storage", "params"):
-            acc = self.storage
-        elif key in sf.TENSOR_CORE_PRESETS:
+        unit = _arch_model(accumulate)
+        self.recipe_unit = None               # a recipe's matrix unit (accumulate=<arch>)
+        if recipe is not None and unit is None and not _is_fp32(accumulate):
+            raise ValueError(f"accumulate={accumulate!r}: a recipe's GEMMs sum in fp32 "
+                             f"(accumulate='fp32') or on a matrix unit (an architecture or GPU "
+                             f"name such as 'hopper', or a softfloat.tensor_core(...) model)")
+        if recipe is not None:
+            acc = None
+            self.recipe_unit = unit
+            key = "fp32" if unit is None else _unit_name(unit)
+        elif unit is not None:
             if self.storage is None:
                 raise ValueError(f"accumulate={accumulate!r}: a tensor-core model needs "
                                  f"simulated storage (params='fp16' or 'bf16')")
-            self.tensor_core = sf.tensor_core(key, self.storage, "fp32")   # validates
+            if isinstance(unit, str):
+                from softfloat.mma import tensor_core
+                self.tensor_core = tensor_core(unit, self.storage, "fp32")      # validates
+            else:
+                _check_unit_inputs(unit, self.storage)
+                self.tensor_core = unit
+            key = _unit_name(unit)
             self.tensor_core_name = key
             acc = None
         else:
-            acc = sf.get_format(accumulate) if isinstance(accumulate, str) else accumulate
-            if not isinstance(acc, sf.Format):
-                raise TypeError(f"accumulate: expected 'fp32', 'storage' or a format, got "
-                                f"{accumulate!r}")
-            acc = None if acc == sf.FP32 else storage_format(acc)
+            key = accumulate.strip().lower() if isinstance(accumulate, str) else None
+            if key in ("storage", "params"):
+                acc = self.storage
+            else:
+                acc = sf.get_format(accumulate) if isinstance(accumulate, str) else accumulate
+                if not isinstance(acc, sf.Format):
+                    raise TypeError(f"accumulate: expected 'fp32', 'storage', a format, an "
+                                    f"architecture or GPU name, or a tensor-core model, got "
+                                    f"{accumulate!r}")
+                acc = None if acc == sf.FP32 else storage_format(acc)
+            if acc is not None and self.storage is None:
+                raise ValueError(f"accumulate={accumulate!r} sums simulated values: it needs "
+                                 f"params= a low-precision format (plain fp32 runs sum in "
+                                 f"float32)")
         self.acc = acc                                   # None: fp32
         self.accumulate_name = ("fp32" if acc is None else acc.name) \
-            if self.tensor_core is None else key
+            if (self.tensor_core is None and self.recipe_unit is None) else key
         if order == "blas" and acc is not None:
             raise ValueError("order='blas' accumulates in fp32 (accumulate='fp32')")
         # The accumulation model of matrix products, as softfloat.matmul takes it.
@@ -242,7 +288,8 @@ class Precision:
                                  f"got {self.params_name!r}")
             self.fp8 = FP8Recipe(recipe, fp8_gemm=fp8_gemm, amax_history_len=amax_history_len,
                                  amax_margin=amax_margin, amax_algo=amax_algo,
-                                 grad_rounding=grad_rounding, seed=seed)
+                                 grad_rounding=grad_rounding, seed=seed,
+                                 unit=self.recipe_unit)
         elif (fp8_gemm, amax_history_len, amax_margin, amax_algo, grad_rounding) != (
                 "fp32", 1024, 0, "max", "nearest_even"):
             raise ValueError("fp8_gemm, amax_history_len, amax_margin, amax_algo and "
@@ -434,6 +481,57 @@ class Precision:
         return lp_matmul(a, b, fmt, self.acc_model, self, final)
 
 
+def _arch_model(accumulate):
+    """What ``accumulate`` names when it is a matrix-unit model: the model object
+    itself (a `softfloat.mma.MatrixUnit` or a `softfloat.BlockFMA`), or the lower-case
+    architecture / GPU name (``"hopper"``, ``"h100"``, ``"a100"``, ... resolved by
+    `softfloat.tensor_core` for the operands' format, which lists the valid names);
+    None for "fp32", "storage", a format name or a Format."""
+    if isinstance(accumulate, sf.BlockFMA) or _is_unit(accumulate):
+        return accumulate
+    if not isinstance(accumulate, str):
+        return None
+    key = accumulate.strip().lower()
+    if key in ("fp32", "storage", "params"):
+        return None
+    try:
+        sf.get_format(key)
+        return None
+    except ValueError:
+        return key
+
+
+def _is_fp32(accumulate):
+    try:
+        return sf.get_format(accumulate) == sf.FP32
+    except (ValueError, TypeError):
+        return False
+
+
+def _is_unit(x):
+    try:
+        from softfloat.mma import MatrixUnit
+    except ImportError:          # pragma: no cover - the model family is part of softfloat
+        return False
+    return isinstance(x, MatrixUnit)
+
+
+def _unit_name(unit):
+    if isinstance(unit, str):
+        return unit
+    if _is_unit(unit):
+        return f"{unit.arch}:{unit.instruction}"
+    return repr(unit)
+
+
+def _check_unit_inputs(unit, fmt):
+    """A matrix-unit model given as an object must take operands of fmt."""
+    if _is_unit(unit) and not (unit.a_fmt == fmt and unit.b_fmt == fmt):
+        raise ValueError(f"accumulate: the model {unit.instruction!r} on {unit.arch} takes "
+                         f"{unit.a_fmt.name} x {unit.b_fmt.name} operands, the policy stores "
+                         f"{fmt.name}")
+
+
 def lp_matmul(a, b, fmt, acc=None, policy=None, final=True):
     """``a @ b`` for 2-d float32 arrays of values of ``fmt``, by
     `softfloat.matmul_values` (the validated-values entry point, ``check=False``:
@@ -455,11 +553,21 @@ def lp_matmul(a, b, fmt, acc=None, policy=None, final=True):
                          f"(k = {a.shape[1]} vs {b.shape[0]})")
     if acc is None:
         model = P.acc_model
-    elif isinstance(acc, (sf.Accumulator, sf.BlockFMA)):
+    elif isinstance(acc, (sf.Accumulator, sf.BlockFMA)) or _is_unit(acc):
         model = acc
     else:
         model = sf.Accumulator(acc, "nearest_even", "sequential")
-    out = sf.matmul_values(a, b, fmt, acc=model, check=False, out_dtype=np.float32)
+    if _is_unit(model):
+        # a GPU matrix unit (softfloat.mma): the values are values of fmt (exact
+        # encodings), K chained instruction after instruction, fp32 output
+        from softfloat.mma import mma
+        with np.errstate(invalid="ignore"):
+            A = sf.to_bits(a, model.a_fmt)
+            B = sf.to_bits(b, model.b_fmt)
+            out = sf.from_bits(mma(model, A, B), model.out_fmt).astype(np.float32) \
+                if a.shape[1] else np.zeros((a.shape[0], b.shape[1]), np.float32)
+    else:
+        out = sf.matmul_values(a, b, fmt, acc=model, check=False, out_dtype=np.float32)
     return P.round(out, fmt) if final else out
 
 

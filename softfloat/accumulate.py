@@ -26,8 +26,10 @@ of the flags raised on the way to it). Flags are OR-ed into the context's sticky
 The accumulation model
 ----------------------
 ``acc`` is a format (``"fp32"``, ``softfloat.FP16``, ...), a `Accumulator`, a
-`BlockFMA`, or the name of a tensor-core preset (``"v100"``, ``"a100"``, ``"h100"``,
-``"b200"``; see `tensor_core`). ``acc=None`` accumulates in ``fmt`` itself
+`BlockFMA`, a `MatrixUnit` (softfloat.mma: a GPU matrix instruction, K run as
+the chain of instructions), or a GPU or architecture name (``"v100"``, ``"a100"``,
+``"h100"``, ``"b200"``, ``"hopper"``, ``"mi300x"``, ...: ``tensor_core(name, fmt)``,
+the instruction a dense GEMM uses). ``acc=None`` accumulates in ``fmt`` itself
 (every addition rounded to the working precision, as in MATLAB's chop).
 
 `Accumulator(fmt, rounding=None, order="sequential", block=None, products="exact",
@@ -110,9 +112,11 @@ Orders and their guarantees
   NaN of the accumulator; infinities and overflow follow IEEE float32 arithmetic in the order
   the BLAS chose. The tests check the bound on cancelling and wide-range inputs.
 
-Tensor-core presets (`tensor_core`, `TENSOR_CORE_PRESETS`) cover fp16, bf16 and
-tf32 inputs; the fp8 models of Hopper/Blackwell (32-product blocks, a narrower
-accumulator) are not among them yet. Valpey, Li, Pai & Gopalakrishnan (2025,
+GPU matrix units: `tensor_core` gives the `MatrixUnit` models of softfloat.mma,
+every instruction MMA-Sim 2.1.1 models (NVIDIA Volta to Blackwell, AMD CDNA1-3),
+validated against it bit for bit (docs/matrix-units.md). The paper-based
+`BlockFMA` presets (`block_fma_preset`, `TENSOR_CORE_PRESETS`: fp16, bf16, tf32)
+remain as generic models. Valpey, Li, Pai & Gopalakrishnan (2025,
 arXiv:2502.15999) report that V100-A100 accumulation is not round-toward-zero and
 needs 3 extra carry-out bits for a 5-term block; the presets follow Fasi et al. and
 Khattak & Mikaitis, and a `BlockFMA` with other parameters can be built directly.
@@ -136,8 +140,10 @@ from .flags import Flags
 from .formats import FP32, Format, get_format
 from .rounding import Rounding, get_rounding
 from .specialize import kernel_fresh_nan
+from .mma import MatrixUnit, canonical_arch, mma as _mma, tensor_core
 
-__all__ = ["Accumulator", "BlockFMA", "tensor_core", "TENSOR_CORE_PRESETS", "sum", "dot",
+__all__ = ["Accumulator", "BlockFMA", "MatrixUnit", "tensor_core", "block_fma_preset",
+           "TENSOR_CORE_PRESETS", "sum", "dot",
            "matmul", "sum_values", "dot_values", "matmul_values", "ORDERS", "PRODUCTS"]
 
 ORDERS = ("sequential", "pairwise", "blocked", "blas")
@@ -267,24 +273,26 @@ class BlockFMA:
 #   H100, B200: 16 products (fp16/bf16), 8 (tf32), 2 extra alignment bits;
 # exact products, alignment to the largest exponent with truncation, one
 # normalisation per block, the result truncated (round toward zero) into binary32,
-# or rounded to nearest-even when the output is binary16.
-# H100 fp8 (e4m3, e5m2): 32 products, -10 extra bits (a 13-bit accumulator
-# fraction, truncated): Hopper's "fast accumulation"; promotion every N products
-# and block-scaled MMA are in softfloat.mx_gemm.
+# or rounded to nearest-even when the output is binary16. These are the
+# paper-based `BlockFMA` models (`block_fma_preset`); the GPU names themselves
+# (``acc="h100"``, `tensor_core`) now give the MMA-Sim-validated `MatrixUnit`
+# models of softfloat.mma, which agree with these on fp16/bf16/tf32 inputs with
+# fp32 output. (The fp8 models of Hopper need the chunk result truncated to 13
+# fraction bits, which a `BlockFMA` cannot express: see softfloat.mma.)
 TENSOR_CORE_PRESETS = {
     # gpu: {input format: (width, extra alignment bits)}
     "v100": {"fp16": (4, 0)},
     "a100": {"fp16": (8, 1), "bf16": (8, 1), "tf32": (4, 1)},
-    "h100": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2), "fp8_e4m3": (32, -10),
-             "fp8_e5m2": (32, -10)},
+    "h100": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
     "b200": {"fp16": (16, 2), "bf16": (16, 2), "tf32": (8, 2)},
 }
 
 
-def tensor_core(gpu: str, in_fmt="fp16", out_fmt="fp32") -> BlockFMA:
-    """The `BlockFMA` model of an NVIDIA tensor core (``"v100"``, ``"a100"``,
-    ``"h100"``, ``"b200"``) for inputs ``in_fmt`` and output ``out_fmt``
-    (``"fp32"``: truncation; ``"fp16"``: round to nearest even, fp16 inputs only)."""
+def block_fma_preset(gpu: str, in_fmt="fp16", out_fmt="fp32") -> BlockFMA:
+    """The paper-based `BlockFMA` model of an NVIDIA tensor core (``"v100"``,
+    ``"a100"``, ``"h100"``, ``"b200"``; `TENSOR_CORE_PRESETS`) for inputs ``in_fmt``
+    and output ``out_fmt`` (``"fp32"``: truncation; ``"fp16"``: round to nearest
+    even, fp16 inputs only). `tensor_core` gives the MMA-Sim-validated models."""
     key = str(gpu).strip().lower()
     if key not in TENSOR_CORE_PRESETS:
         raise ValueError(f"unknown tensor-core preset {gpu!r}; expected one of "
@@ -302,14 +310,30 @@ def tensor_core(gpu: str, in_fmt="fp16", out_fmt="fp32") -> BlockFMA:
     raise ValueError(f"tensor-core output must be fp32 (or fp16 for fp16 inputs), got {fout.name}")
 
 
+def _arch_name(acc):
+    """The architecture an ``acc=`` string names (a GPU or architecture name that
+    is not a format name), or None."""
+    try:
+        get_format(acc)
+        return None
+    except (ValueError, TypeError):
+        pass
+    try:
+        return canonical_arch(acc)
+    except ValueError:
+        return None
+
+
 def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, rounding):
-    """The model named by the keywords: an Accumulator or a BlockFMA."""
-    if isinstance(acc, BlockFMA):
+    """The model named by the keywords: an Accumulator, a BlockFMA or a MatrixUnit."""
+    if isinstance(acc, (BlockFMA, MatrixUnit)):
         if order != "sequential" or kahan or products not in (None, "exact", "fused"):
-            raise ValueError("a BlockFMA model fixes order and products; do not pass "
-                             "order=, kahan= or products=")
+            raise ValueError(f"a {type(acc).__name__} model fixes order and products; do "
+                             f"not pass order=, kahan= or products=")
+        if isinstance(acc, MatrixUnit) and rounding is not None:
+            raise ValueError("a MatrixUnit model fixes its rounding; do not pass rounding=")
         return acc
-    if isinstance(acc, str) and acc.strip().lower() in TENSOR_CORE_PRESETS:
+    if isinstance(acc, str) and _arch_name(acc) is not None:
         return _model(tensor_core(acc, fmt), fmt, order, block, products, product_fmt,
                       kahan, rounding)
     if isinstance(acc, Accumulator):
@@ -323,8 +347,8 @@ def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, roundin
     if acc is None:
         acc = fmt
     if not isinstance(acc, (str, Format)):
-        raise TypeError(f"acc must be a format, a format name, an Accumulator, a BlockFMA or "
-                        f"a tensor-core preset name, got {type(acc).__name__}")
+        raise TypeError(f"acc must be a format, a format name, an Accumulator, a BlockFMA, "
+                        f"a MatrixUnit or a GPU name, got {type(acc).__name__}")
     return Accumulator(acc, rounding, order, block, products or "exact", product_fmt,
                        bool(kahan))
 
@@ -565,6 +589,16 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
         out = (np.broadcast_to(C3, (nb, m, n)).copy() if has_c
                else np.full((nb, m, n), 0, afmt.dtype))
         return out, (np.zeros((nb, m, n), np.uint8) if return_flags else None), 0
+    if isinstance(model, MatrixUnit):
+        if fin != model.a_fmt or fin != model.b_fmt:
+            raise ValueError(f"{model.arch} {model.instruction} takes {model.a_fmt.name} x "
+                             f"{model.b_fmt.name} operands, not {fin.name} (softfloat.mma.mma "
+                             f"takes operands of two formats)")
+        BB = B3 if has_b else np.zeros((nb, K, 1), fin.dtype)
+        r = _mma(model, A3, BB, C3, return_flags=True)
+        out, flg = r
+        allf = int(np.bitwise_or.reduce(flg, axis=None)) if flg.size else 0
+        return out, (flg if return_flags else None), allf
     pol = kernel_policy(res, afmt)
     if isinstance(model, Accumulator) and isinstance(model.order, str) \
             and model.order == "blas":
@@ -681,7 +715,7 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
     shape = batch + (m, n)
     C3 = None
     if c is not None:
-        Cb = V.as_bits(c, model.fmt, "c")
+        Cb = V.as_bits(c, model.c_fmt if isinstance(model, MatrixUnit) else model.fmt, "c")
         C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(nbt, m, n)
     out, flg, allf = _accumulate(A3, B3, True, C3, model, fin, res, return_flags)
     final = batch + ((m,) if not va else ()) + ((n,) if not vb else ())
@@ -730,7 +764,7 @@ def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=Fals
     model = _model(acc, fin, order, block, None, None, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
     A3 = np.ascontiguousarray(X)[None]
-    if isinstance(model, BlockFMA):
+    if isinstance(model, (BlockFMA, MatrixUnit)):
         one = to_bits(np.ones(A3.shape[2:], np.float64), fin)
         B3 = np.ascontiguousarray(one.reshape(1, -1, 1))
         out, flg, allf = _accumulate(A3, B3, True, None, model, fin, res, return_flags)

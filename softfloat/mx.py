@@ -630,7 +630,14 @@ def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
 
 def nvfp4_tensor_scale(x) -> float:
     """The usual NVFP4 per-tensor scale: amax(|x|) / (448 * 6) rounded to float32
-    (torchao ``per_tensor_amax_to_scale``); 1.0 for an all-zero x."""
+    (torchao ``per_tensor_amax_to_scale``); 1.0 for an all-zero x.
+
+    Below float32's normal range (amax < 448 * 6 * 2**-126, e.g. an all-subnormal
+    tensor) the quotient is rounded up instead, to the next float32 (at least
+    2**-149, never 0): there float32's spacing is coarse, and a scale rounded down
+    would put amax / scale above 448 * 6, saturating the largest block scale.
+    ValueError when x holds a NaN or an infinity, or when amax / (448 * 6) is
+    beyond float32's range (a float64 x above about 9.1e41): no fp32 scale holds it."""
     a = V.as_values(x)
     if a.dtype == np.float32 and a.size:
         # one vectorised pass over the bits (float32 magnitudes order like their bits)
@@ -642,7 +649,15 @@ def nvfp4_tensor_scale(x) -> float:
         raise ValueError("x: the per-tensor scale needs finite values")
     if amax == 0:
         return 1.0
-    return float(np.float32(amax / (448.0 * 6.0)))
+    q = amax / (448.0 * 6.0)
+    with np.errstate(over="ignore"):
+        t = np.float32(q)
+    if np.isinf(t):
+        raise ValueError(f"x: amax {amax!r} / (448 * 6) is beyond float32's range: no fp32 "
+                         f"per-tensor scale can hold it")
+    if t < np.float32(2.0 ** -126) and float(t) < q:
+        t = np.nextafter(t, np.float32(np.inf))    # subnormal range: round up (see above)
+    return float(t)
 
 
 _NV_STATIC: dict = {}

@@ -257,7 +257,7 @@ def test_block_fma_matches_naive(gpu, fmt, data):
     if gpu == "v100" and fmt == "bf16":
         fmt = "fp16"
     out = data.draw(st.sampled_from(["fp32", "fp16"])) if fmt == "fp16" else "fp32"
-    model = sf.tensor_core(gpu, fmt, out)
+    model = sf.block_fma_preset(gpu, fmt, out)
     k = data.draw(st.integers(1, 40))
     sb = small_bits(fmt, -14, 8) if fmt == "fp16" else small_bits(fmt, -40, 40)
     a = data.draw(st.lists(sb, min_size=k, max_size=k))

@@ -71,7 +71,7 @@ def check(a, b, fmt, model, c=None, **pol):
 def test_all_structured_triples(gpu, fin, fout):
     """Every (a, b, c) of the structured sets, K = 1 (one product and c), and every
     (a1 b1, a2 b2) pair pattern at K = 2 over a subset."""
-    model = sf.tensor_core(gpu, fin, fout)
+    model = sf.block_fma_preset(gpu, fin, fout)
     S = structured(fin)
     Cs = structured(fout)
     n = 0
@@ -106,7 +106,7 @@ def _rand_bits(rng, fmt, shape, spread, specials=True):
 @pytest.mark.parametrize("gpu,fin,fout", GPU_FMTS)
 def test_random_shapes(gpu, fin, fout):
     rng = np.random.default_rng(hash((gpu, fin, fout)) % 2**32)
-    model = sf.tensor_core(gpu, fin, fout)
+    model = sf.block_fma_preset(gpu, fin, fout)
     total = 0
     for trial in range(12):
         m, k, n = rng.integers(1, 40), rng.integers(1, 70), rng.integers(1, 40)
@@ -126,7 +126,7 @@ def test_policies(pol):
     rng = np.random.default_rng(5)
     for gpu, fin, fout in [("h100", "fp16", "fp16"), ("a100", "bf16", "fp32"),
                            ("v100", "fp16", "fp32")]:
-        model = sf.tensor_core(gpu, fin, fout)
+        model = sf.block_fma_preset(gpu, fin, fout)
         a = _rand_bits(rng, fin, (17, 33), 12)
         b = _rand_bits(rng, fin, (33, 9), 12)
         try:
@@ -162,4 +162,4 @@ def test_large_product_takes_the_fast_kernel_and_agrees():
         b = sf.to_bits(rng.standard_normal((200, 150)), fin)
         assert K.block_fma_fast_ok(16, 2, 23, *sf.get_format(fin).params,
                                    *sf.FP32.params, (2, 0, 0, 0, 0, 0, 0, 0))
-        check(a, b, fin, "h100")
+        check(a, b, fin, sf.block_fma_preset("h100", fin))

@@ -8,6 +8,7 @@ import pytest
 
 import softfloat as sf
 from softfloat import mx, mx_gemm
+from softfloat import mma as M
 import nn
 from nn import data as nn_data
 from nn import Tensor
@@ -143,7 +144,7 @@ def test_hopper_gemm_equals_mx_gemm(model, positive, fmt):
     ca, cb = sf.to_bits(a * 16, fmt), sf.to_bits(b * 16, fmt)
     qa = sf.from_bits(ca, fmt).astype(np.float32)
     qb = sf.from_bits(cb, fmt).astype(np.float32)
-    got = fp8_gemm(qa, qb, np.float32(1.0), model)
+    got = fp8_gemm(qa, qb, np.float32(1.0), model, (sf.get_format(fmt),) * 2)
     ref = mx_gemm.fp8_matmul(ca, cb, fmt, model=model)
     assert np.array_equal(got.astype(np.float64), ref)
 
@@ -297,3 +298,146 @@ def test_training_fast_equals_softfloat_kernels(kw):
         out.append([p.data.copy() for p in m.parameters()])
     for a, b in zip(*out):
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+# ---- matrix units, non-finite and subnormal tensors, refused options ----------------
+def _step(P, x, y, seed=0):
+    """One train_step of a small MLP under P: (StepResult, parameters before, after)."""
+    model = nn.MLP([16, 8, 4], seed=seed)
+    opt = nn.SGD(model.parameters(), lr=0.1, precision=P)
+    sc = nn.make_scaler(P)
+    before = [p.data.copy() for p in model.parameters()]
+    res = nn.train_step(model, opt, sc, x, y)
+    return res, before, [p.data.copy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("recipe, bad", [(r, np.nan) for r in RECIPES] + [("nvfp4", np.inf)])
+def test_nonfinite_input_reports_found_inf(recipe, bad):
+    """A NaN in a GEMM operand (an infinity for NVFP4 too): every recipe reports
+    found_inf and the step is skipped (NVFP4 raised ValueError: no per-tensor scale
+    of a non-finite tensor)."""
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    x[2, 3] = bad
+    y = rng.integers(0, 4, 8)
+    P = nn.Precision(recipe=recipe, loss_scaling="dynamic")
+    res, before, after = _step(P, x, y)
+    assert res.found_inf
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_nvfp4_all_subnormal_tensor():
+    """An all-subnormal operand (amax / 2688 below float32's smallest subnormal: the
+    per-tensor scale was 0 and quantizing raised) quantizes; the tensor scale is
+    never 0, and amax / scale stays within 448 * 6."""
+    x = np.full((4, 16), 1e-44, np.float32)
+    ts = mx.nvfp4_tensor_scale(x)
+    assert ts > 0 and float(np.float32(1e-44)) / ts <= 448 * 6
+    P = nn.Precision(recipe="nvfp4")
+    vals, t = P.fp8.blocked(x, "x", -1)
+    assert t == ts and np.all(np.isfinite(vals))
+    codes, scales = mx.quantize(x, "nvfp4", axis=-1, tensor_scale=ts)
+    back = mx.dequantize(codes, scales, "nvfp4", axis=-1, tensor_scale=ts)
+    np.testing.assert_allclose(back, np.float32(1e-44), rtol=0.5)
+    out, _ = P.fp8.forward(x, np.ones((16, 2), np.float32), 0)
+    assert np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="float32's range"):
+        mx.nvfp4_tensor_scale(np.array([1e300, 1.0]))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(order="sequential"), "BLAS order"), (dict(order="blocked"), "BLAS order"),
+    (dict(rounding="stochastic"), "grad_rounding"),
+    (dict(update_rounding="stochastic"), "grad_rounding"),
+    (dict(accumulate="fp16"), "matrix unit"), (dict(accumulate="bf16"), "matrix unit"),
+    (dict(accumulate="hopper", fp8_gemm="hopper_fp8_fast"), "not both"),
+])
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_recipe_refuses_ignored_options(recipe, kw, match):
+    """Options that a recipe would ignore (its storage is fp32, its GEMMs sum in fp32
+    or on a matrix unit) are refused, not dropped."""
+    if "fp8_gemm" in kw and recipe in ("mxfp8", "nvfp4"):
+        match = "per-tensor"
+    with pytest.raises(ValueError, match=match):
+        nn.Precision(recipe=recipe, **kw)
+    assert nn.Precision(recipe=recipe, order="blas").order == "blas"
+    assert nn.Precision(recipe=recipe).order == "blas"
+
+
+def test_plain_fp32_refuses_a_narrow_accumulator():
+    with pytest.raises(ValueError, match="params="):
+        nn.Precision("fp32", accumulate="fp16")
+    assert nn.Precision("fp32").order == "sequential"
+
+
+@pytest.mark.parametrize("acc", ["hopper", "h100", "h800"])
+def test_per_tensor_recipe_on_a_matrix_unit(acc):
+    """accumulate=<arch> under a per-tensor recipe: each GEMM is the Hopper wgmma
+    model chained along K (softfloat.mma, the e4m3 x e4m3 forward instruction),
+    times alpha = (1/s_a)(1/s_b) in fp32."""
+    rng = np.random.default_rng(21)
+    a = _data(rng, (8, 96))
+    b = _data(rng, (96, 5))
+    P = nn.Precision(recipe="fp8_current", accumulate=acc)
+    out, ctx = P.fp8.forward(a, b, site=0)
+    qa, ia, qb, ib, _ = ctx
+    unit = M.tensor_core("hopper", "fp8_e4m3", "fp32")
+    assert unit.instruction == "m64n8k32.f32.e4m3.e4m3"
+    want = sf.from_bits(M.mma(unit, sf.to_bits(qa, "fp8_e4m3"), sf.to_bits(qb, "fp8_e4m3")),
+                        "fp32").astype(np.float32) * np.float32(ia * ib)
+    assert np.array_equal(out, want)
+    # the backward GEMMs take e5m2 x e4m3 / e4m3 x e5m2 instructions
+    g = _data(rng, (8, 5))
+    da, db = P.fp8.backward(g, ctx, True, True)
+    assert da.shape == (8, 96) and db.shape == (96, 5)
+    ref_da = g.astype(np.float64) @ b.T.astype(np.float64)
+    assert np.linalg.norm(da - ref_da) <= 0.3 * np.linalg.norm(ref_da)
+
+
+@pytest.mark.parametrize("recipe", ["mxfp8", "nvfp4"])
+def test_block_recipe_on_blackwell(recipe):
+    """accumulate="blackwell" under a block-scaled recipe: the forward GEMM is
+    softfloat.mx_gemm.mx_matmul on the operands' MX / NVFP4 codes and scales
+    (tcgen05 block-scaled MMA, NVFP4's tensor scales as alpha); the backward GEMMs
+    run on the transposed codes; gradients near float64's."""
+    rng = np.random.default_rng(22)
+    a = _data(rng, (8, 64), spread=1)
+    b = _data(rng, (64, 16), spread=1)
+    P = nn.Precision(recipe=recipe, accumulate="blackwell")
+    out, ctx = P.fp8.forward(a, b, site=0)
+    fmt = "mxfp8_e4m3" if recipe == "mxfp8" else "nvfp4"
+    kw = {}
+    if recipe == "nvfp4":
+        kw = dict(tensor_scale=mx.nvfp4_tensor_scale(a)), dict(tensor_scale=mx.nvfp4_tensor_scale(b))
+    ka, kb = kw if kw else ({}, {})
+    ca, sa = mx.quantize(a, fmt, axis=-1, **ka)
+    cb, sb = mx.quantize(b, fmt, axis=0, **kb)
+    ts = {} if not kw else dict(tensor_scale_a=np.float32(ka["tensor_scale"]),
+                                tensor_scale_b=np.float32(kb["tensor_scale"]))
+    want = mx_gemm.mx_matmul(ca, sa, cb, sb, fmt, arch="blackwell", **ts).astype(np.float32)
+    assert np.array_equal(out, want)
+    g = _data(rng, (8, 16), spread=1)
+    da, db = P.fp8.backward(g, ctx, True, True)
+    for got, ref in ((da, g.astype(np.float64) @ b.T), (db, a.T.astype(np.float64) @ g)):
+        assert got.shape == ref.shape
+        assert np.linalg.norm(got - ref) <= 0.5 * np.linalg.norm(ref)
+    with pytest.raises(ValueError, match="block-scaled matrix unit"):
+        nn.Precision(recipe=recipe, accumulate="hopper")
+
+
+def test_storage_policy_accepts_arch_models():
+    """accumulate= an architecture name, a GPU name or a tensor_core(...) object for
+    simulated storage; an object for other operands is refused."""
+    rng = np.random.default_rng(23)
+    a = sf.quantize(rng.standard_normal((4, 40)), "bf16").astype(np.float32)
+    b = sf.quantize(rng.standard_normal((40, 3)), "bf16").astype(np.float32)
+    unit = M.tensor_core("ampere", "bf16", "fp32")
+    want = sf.from_bits(M.mma(unit, sf.to_bits(a, "bf16"), sf.to_bits(b, "bf16")), "fp32")
+    for acc in ("ampere", "A100", "rtx3090", unit):
+        P = nn.Precision("bf16", accumulate=acc)
+        got = nn.precision.lp_matmul(a, b, sf.BF16, None, P, final=False)
+        assert np.array_equal(got, want.astype(np.float32)), acc
+    with pytest.raises(ValueError, match="takes fp16 x fp16"):
+        nn.Precision("bf16", accumulate=M.tensor_core("ampere", "fp16", "fp32"))
+    with pytest.raises(ValueError, match="unknown architecture"):
+        nn.Precision("bf16", accumulate="hopperx")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
+from softfloat import mma as M
 import nn
 from nn import Tensor
 from nn.precision import Precision, lp_matmul, storage_format
@@ -135,6 +136,7 @@ def test_tensor_core_accumulation_against_the_fraction_model(gpu):
                                   width, extra, "fp32", "toward_zero")
             want[i, j] = np.uint32(bits).view(np.float32)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert P.tensor_core == M.tensor_core(gpu, f, "fp32")   # the validated matrix-unit model
     with pytest.raises(ValueError):
         Precision("fp32", accumulate=gpu)
     with pytest.raises(ValueError):

@@ -269,6 +269,8 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
     for k0 in range(0, K, width):
         k1 = min(K, k0 + width)
         cc, cs, ce, cm = unpack_in_flight(cbits, aE, aM, ab, ak, daz)
+        if cc == C_INF or cc >= C_QNAN:
+            break               # a block overflowed: the infinity is the result
         have = cc == C_FINITE
         E = np.int64(0)
         if have:

@@ -1,0 +1,689 @@
+"""Matrix-unit kernels (softfloat.mma): one output element of a chain of GPU
+matrix instructions per loop iteration, all in integer arithmetic.
+
+Operands arrive decoded (`decode_chunk`): per element a class (0 finite or zero,
+1 infinite, 2 NaN), a signed integer significand ``sig`` (0 for zero; +-1 for
+infinities) and ``e``, the binade exponent (the format's smallest one for
+subnormals and zero), so that a finite value is ``sig * 2**(e - M)``. A (nb, m, K)
+and B transposed (nb, n, K) are flat row-major; C and the output (nb, m, n).
+
+Each ``*_chunk(lo, hi, ...)`` kernel computes outputs [lo, hi) (see
+softfloat._parallel) and returns 0. The chunk result of one instruction step is
+encoded in the output format and decoded again as the next step's c, as the
+hardware chains instructions.
+"""
+import numpy as np
+from numba import njit
+
+from .core import C_INF, C_QNAN, C_ZERO, clz64, unpack
+from .jit import helper
+
+CLS_FIN, CLS_INF, CLS_NAN = 0, 1, 2
+NO_EXP = -(1 << 20)          # the exponent of "no nonzero term yet"
+
+
+@njit(cache=True, nogil=True)
+def decode_chunk(lo, hi, bits, sig, exp, cls, E, M, bias, kind, sign_off):
+    """Decode encodings [lo, hi) of a format into (sig, exp, cls); ``sign_off``:
+    read the sign bit as 0 (the unsigned ue4m3 scales)."""
+    emin = 1 - bias
+    smask = ~(np.int64(1) << (E + M))
+    for i in range(lo, hi):
+        b = np.int64(bits[i])
+        if sign_off:
+            b &= smask
+        c, s, e, m = unpack(b, E, M, bias, kind, False)
+        if c == C_INF:
+            cls[i] = CLS_INF
+            sig[i] = -1 if s else 1
+            exp[i] = 0
+        elif c >= C_QNAN:
+            cls[i] = CLS_NAN
+            sig[i] = 0
+            exp[i] = 0
+        elif c == C_ZERO:
+            cls[i] = CLS_FIN
+            sig[i] = 0
+            exp[i] = emin
+        else:
+            cls[i] = CLS_FIN
+            sig[i] = -m if s else m
+            exp[i] = e + M
+    return 0
+
+
+@helper
+def dec_ieee(bits, E, M):
+    """(cls, sig, e) of a binary16/binary32 encoding (the running accumulator)."""
+    bits = np.int64(bits)
+    bias = (np.int64(1) << (E - 1)) - 1
+    neg = (bits >> (E + M)) & 1
+    ef = (bits >> M) & ((np.int64(1) << E) - 1)
+    fr = bits & ((np.int64(1) << M) - 1)
+    if ef == (np.int64(1) << E) - 1:
+        if fr == 0:
+            return CLS_INF, np.int64(-1 if neg else 1), np.int64(0)
+        return CLS_NAN, np.int64(0), np.int64(0)
+    if ef == 0:
+        return CLS_FIN, (-fr if neg else fr), 1 - bias
+    m = fr | (np.int64(1) << M)
+    return CLS_FIN, (-m if neg else m), ef - bias
+
+
+@helper
+def bitlen(x):
+    return 64 - clz64(x)
+
+
+@helper
+def trunc_shift(mag, sh):
+    """floor(mag * 2**sh) for mag >= 0 (truncation toward zero of a magnitude)."""
+    if sh >= 0:
+        return mag << sh
+    if sh <= -63:
+        return np.int64(0)
+    return mag >> (-sh)
+
+
+@helper
+def floor_shift(x, sh):
+    """floor(x * 2**sh) for a signed x (an arithmetic shift)."""
+    if sh >= 0:
+        return x << sh
+    if sh <= -63:
+        return np.int64(-1) if x < 0 else np.int64(0)
+    return x >> (-sh)
+
+
+@helper
+def special_bits(nan, pinf, ninf, E, M):
+    """The encoding of a NaN or infinite result: canonical NaN (all ones but the
+    sign: 0x7FFFFFFF, 0x7FFF) for NaN or both infinities."""
+    if nan or (pinf and ninf):
+        return (np.int64(1) << (E + M)) - 1
+    inf = ((np.int64(1) << E) - 1) << M
+    return inf | (np.int64(1) << (E + M)) if ninf else inf
+
+
+@helper
+def round_out(S, q, rne, p, emin, E, M, plus_zero):
+    """The encoding (E, M: binary16 or binary32) of S * 2**q rounded to ``p``
+    significant bits (p - 1 <= M; the quantum of subnormals 2**(emin - p + 1)),
+    nearest-even (``rne``) or toward zero; a result of 2**(emax + 1) or more is
+    infinite in both modes. A zero result is +0 when ``plus_zero``, else it keeps
+    the sign of S."""
+    bias = (np.int64(1) << (E - 1)) - 1
+    sbit = np.int64(1) << (E + M)
+    if S == 0:
+        return np.int64(0)
+    neg = S < 0
+    mag = -S if neg else S
+    ev = q + bitlen(mag) - 1
+    qr = max(ev, emin) - (p - 1)
+    if qr > q:
+        d = qr - q
+        if d >= 64:
+            r = np.int64(0)
+        else:
+            r = mag >> d
+            if rne:
+                rem = mag - (r << d)
+                half = np.int64(1) << (d - 1)
+                if rem > half or (rem == half and (r & 1) == 1):
+                    r += 1
+        if r == (np.int64(1) << p):
+            r >>= 1
+            qr += 1
+    else:
+        r = mag << (q - qr)
+    sign = sbit if neg else np.int64(0)
+    if r == 0:
+        return np.int64(0) if plus_zero else sign
+    if r >= (np.int64(1) << (p - 1)):
+        be = qr + (p - 1) + bias
+        if be >= (np.int64(1) << E) - 1:
+            return sign | (((np.int64(1) << E) - 1) << M)
+        return sign | (be << M) | ((r - (np.int64(1) << (p - 1))) << (M - (p - 1)))
+    return sign | (r << (M - (p - 1)))
+
+
+@helper
+def prod_special(ca, sa, cb, sb):
+    """(nan, +inf, -inf) of a product with an infinite or NaN factor."""
+    if ca == CLS_NAN or cb == CLS_NAN:
+        return True, False, False
+    if (ca == CLS_INF and sb == 0 and cb == CLS_FIN) or (cb == CLS_INF and sa == 0
+                                                         and ca == CLS_FIN):
+        return True, False, False
+    pos = (sa > 0) == (sb > 0)
+    return False, pos, not pos
+
+
+# ---------------------------------------------------------------------------
+# "fdpa": truncated fused dot-product-add, block scales optional
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
+               SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock, scaled,
+               out, L, F, MaMb, Ms2, ezero, rne, p, emin, Eo, Mo, idxs, use_idx):
+    """The reference "fdpa" kernel (the slow twin of `fdpa_fast_chunk`): outputs
+    [lo, hi), or outputs idxs[lo:hi] when ``use_idx``."""
+    mn = m * n
+    for q in range(lo, hi):
+        idx = idxs[q] if use_idx else q
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        if has_c:
+            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
+        else:
+            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bits = np.int64(0)
+        for k0 in range(0, K, L):
+            nan = ccls == CLS_NAN
+            pinf = ccls == CLS_INF and csig > 0
+            ninf = ccls == CLS_INF and csig < 0
+            emax = np.int64(ezero) if csig == 0 else ce
+            esc = np.int64(0)
+            ssc = np.int64(1)
+            if scaled:
+                blk = k0 // sblock
+                ia = (bt * m + i) * nsb + blk
+                ib = (bt * n + j) * nsb + blk
+                if SAc[ia] == CLS_NAN or SBc[ib] == CLS_NAN:
+                    nan = True
+                esc = np.int64(SAe[ia]) + np.int64(SBe[ib])
+                ssc = np.int64(SAs[ia]) * np.int64(SBs[ib])
+            for t in range(k0, k0 + L):
+                ca = Ac[arow + t]
+                cb = Bc[brow + t]
+                sa = np.int64(As[arow + t])
+                sb = np.int64(Bs[brow + t])
+                if ca != CLS_FIN or cb != CLS_FIN:
+                    x, y, z = prod_special(ca, sa, cb, sb)
+                    nan |= x
+                    pinf |= y
+                    ninf |= z
+                    continue
+                if sa * sb * ssc == 0:
+                    e = np.int64(ezero)
+                else:
+                    e = np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) + esc
+                if e > emax:
+                    emax = e
+            if nan or pinf or ninf:
+                bits = special_bits(nan, pinf, ninf, Eo, Mo)
+            else:
+                S = np.int64(0)
+                base = F - MaMb - Ms2 - emax + esc
+                for t in range(k0, k0 + L):
+                    ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t]) * ssc
+                    if ps != 0:
+                        sh = np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) + base
+                        if ps > 0:
+                            S += trunc_shift(ps, sh)
+                        else:
+                            S -= trunc_shift(-ps, sh)
+                if csig != 0:
+                    sh = ce - emax + F - cM
+                    if csig > 0:
+                        S += trunc_shift(csig, sh)
+                    else:
+                        S -= trunc_shift(-csig, sh)
+                bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
+            ccls, csig, ce = dec_ieee(bits, Eo, Mo)
+            cM = Mo
+        out[idx] = bits
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
+                    out, L, F, MaMb, ezero, rne, p, emin, Eo, Mo):
+    """"fdpa" without block scales, rows [lo, hi) of (nb * m) at a time and all n
+    columns together (B (nb, K, n), not transposed: the loops over j are
+    contiguous and branch-free, for the compiler to vectorise). For outputs whose
+    operands are all finite (the caller redoes the others with `fdpa_chunk`).
+    Ae0, Be0: binade exponents with zeros at NO_EXP, so that a product with a zero
+    factor sits far below every real exponent and below e_zero (its presence is
+    seen as a minimum under NO_EXP / 2). Every aligned term is taken as
+    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63:
+    exactly `trunc_shift` (|p| << L0 stays below 2**62)."""
+    L0 = max(F - MaMb, 0)
+    half = np.int64(NO_EXP // 2)
+    mx = np.empty(n, np.int64)
+    mnx = np.empty(n, np.int64)
+    base = np.empty(n, np.int64)
+    S = np.empty(n, np.int64)
+    csig = np.empty(n, np.int64)
+    ce = np.empty(n, np.int64)
+    bits = np.empty(n, np.int64)
+    done = np.empty(n, np.uint8)
+    for r in range(lo, hi):
+        bt = r // m
+        arow = r * K
+        for j in range(n):
+            if has_c:
+                csig[j] = Cs[r * n + j]
+                ce[j] = Ce[r * n + j]
+            else:
+                csig[j] = 0
+                ce[j] = 0
+            done[j] = 0
+            bits[j] = 0
+        cM = Mc if has_c else Mo
+        for k0 in range(0, K, L):
+            for j in range(n):
+                mx[j] = NO_EXP
+                mnx[j] = 0
+            for t in range(k0, k0 + L):
+                ea = np.int64(Ae0[arow + t])
+                brow = (bt * K + t) * n
+                for j in range(n):
+                    x = ea + np.int64(Be0[brow + j])
+                    mx[j] = max(mx[j], x)
+                    mnx[j] = min(mnx[j], x)
+            for j in range(n):
+                e = np.int64(ezero) if csig[j] == 0 else ce[j]
+                if mnx[j] < half:
+                    e = max(e, np.int64(ezero))
+                e = max(e, mx[j])
+                mx[j] = e
+                base[j] = L0 - F + MaMb + e
+                S[j] = 0
+            for t in range(k0, k0 + L):
+                sa = np.int64(As[arow + t])
+                ea = np.int64(Ae0[arow + t])
+                brow = (bt * K + t) * n
+                for j in range(n):
+                    ps = sa * np.int64(Bs[brow + j])
+                    sg = ps >> 63
+                    mag = (ps ^ sg) - sg
+                    rs = min(base[j] - ea - np.int64(Be0[brow + j]), np.int64(63))
+                    v = (mag << L0) >> rs
+                    S[j] += (v ^ sg) - sg
+            for j in range(n):
+                if done[j]:
+                    continue
+                emax = mx[j]
+                c = csig[j]
+                if c != 0:
+                    sh = ce[j] - emax + F - cM
+                    if c > 0:
+                        S[j] += trunc_shift(c, sh)
+                    else:
+                        S[j] -= trunc_shift(-c, sh)
+                b = round_out(S[j], emax - F, rne, p, emin, Eo, Mo, True)
+                bits[j] = b
+                if ((b >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
+                    done[j] = 1     # the chunk overflowed: finite products keep the infinity
+                    continue
+                c_, x1, x2 = dec_ieee(b, Eo, Mo)
+                csig[j] = x1
+                ce[j] = x2
+            cM = Mo
+        for j in range(n):
+            out[r * n + j] = bits[j]
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "grouped": exact group sums, each times its block scales (mxf4 / mxf4nvf4)
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def grouped_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
+                  SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
+                  out, L, G, F, qab, emin_a, emin_b, Ms2, ezero, p, emin, Eo, Mo):
+    mn = m * n
+    ng = L // G
+    gP = np.empty(ng, np.int64)
+    gS = np.empty(ng, np.int64)
+    gE = np.empty(ng, np.int64)
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        if has_c:
+            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
+        else:
+            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bits = np.int64(0)
+        for k0 in range(0, K, L):
+            nan = ccls == CLS_NAN
+            pinf = ccls == CLS_INF and csig > 0
+            ninf = ccls == CLS_INF and csig < 0
+            emax = np.int64(ezero) if csig == 0 else ce
+            for g in range(ng):
+                t0 = k0 + g * G
+                blk = t0 // sblock
+                ia = (bt * m + i) * nsb + blk
+                ib = (bt * n + j) * nsb + blk
+                if SAc[ia] == CLS_NAN or SBc[ib] == CLS_NAN:
+                    nan = True
+                P = np.int64(0)
+                allzero = True
+                for t in range(t0, t0 + G):
+                    ca = Ac[arow + t]
+                    cb = Bc[brow + t]
+                    sa = np.int64(As[arow + t])
+                    sb = np.int64(Bs[brow + t])
+                    if ca != CLS_FIN or cb != CLS_FIN:
+                        x, y, z = prod_special(ca, sa, cb, sb)
+                        nan |= x
+                        pinf |= y
+                        ninf |= z
+                        continue
+                    ps = sa * sb
+                    if ps != 0:
+                        allzero = False
+                        P += ps << ((np.int64(Ae[arow + t]) - emin_a)
+                                    + (np.int64(Be[brow + t]) - emin_b))
+                ssc = np.int64(SAs[ia]) * np.int64(SBs[ib])
+                gP[g] = P * ssc
+                if allzero or ssc == 0:
+                    gE[g] = ezero
+                else:
+                    gE[g] = np.int64(SAe[ia]) + np.int64(SBe[ib])
+                gS[g] = 0
+                if gE[g] > emax:
+                    emax = gE[g]
+            if nan or pinf or ninf:
+                bits = special_bits(nan, pinf, ninf, Eo, Mo)
+            else:
+                S = np.int64(0)
+                for g in range(ng):
+                    v = gP[g]
+                    if v != 0:
+                        sh = gE[g] - Ms2 + qab - emax + F
+                        if v > 0:
+                            S += trunc_shift(v, sh)
+                        else:
+                            S -= trunc_shift(-v, sh)
+                if csig != 0:
+                    sh = ce - emax + F - cM
+                    if csig > 0:
+                        S += trunc_shift(csig, sh)
+                    else:
+                        S -= trunc_shift(-csig, sh)
+                bits = round_out(S, emax - F, False, p, emin, Eo, Mo, True)
+            ccls, csig, ce = dec_ieee(bits, Eo, Mo)
+            cM = Mo
+        out[idx] = bits
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "two_stage" / "two_stage_pairs" (AMD CDNA3)
+# ---------------------------------------------------------------------------
+@helper
+def _part_sum(As, Ae, Bs, Be, arow, brow, t0, t1, step, F, MaMb):
+    """(D, e): the products t0, t0 + step, ... < t1 truncated to F fraction bits
+    below the largest exponent e and added (D in units of 2**(e - F));
+    e = NO_EXP when every product is zero."""
+    e = np.int64(NO_EXP)
+    for t in range(t0, t1, step):
+        if np.int64(As[arow + t]) * np.int64(Bs[brow + t]) != 0:
+            x = np.int64(Ae[arow + t]) + np.int64(Be[brow + t])
+            if x > e:
+                e = x
+    D = np.int64(0)
+    if e == NO_EXP:
+        return D, e
+    for t in range(t0, t1, step):
+        ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t])
+        if ps != 0:
+            sh = np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) - e + F - MaMb
+            if ps > 0:
+                D += trunc_shift(ps, sh)
+            else:
+                D -= trunc_shift(-ps, sh)
+    return D, e
+
+
+@njit(cache=True, nogil=True)
+def two_stage_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c,
+                    out, L, F, F2, MaMb, pairs, check_ovf):
+    mn = m * n
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        if has_c:
+            ccls, csig, ce = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx])
+        else:
+            ccls, csig, ce = CLS_FIN, np.int64(0), np.int64(-126)
+        bits = np.int64(0)
+        for k0 in range(0, K, L):
+            nan = ccls == CLS_NAN
+            pinf = ccls == CLS_INF and csig > 0
+            ninf = ccls == CLS_INF and csig < 0
+            for t in range(k0, k0 + L):
+                ca = Ac[arow + t]
+                cb = Bc[brow + t]
+                sa = np.int64(As[arow + t])
+                sb = np.int64(Bs[brow + t])
+                if ca != CLS_FIN or cb != CLS_FIN:
+                    x, y, z = prod_special(ca, sa, cb, sb)
+                    nan |= x
+                    pinf |= y
+                    ninf |= z
+                elif check_ovf and sa * sb != 0:
+                    # a product of 2**128 or more is infinite (MMA-Sim's tr_fdpa)
+                    mag = sa * sb
+                    if mag < 0:
+                        mag = -mag
+                    big = 1 if mag >= (np.int64(1) << (MaMb + 1)) else 0
+                    if np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) + big >= 128:
+                        if sa * sb > 0:
+                            pinf = True
+                        else:
+                            ninf = True
+            if nan or pinf or ninf:
+                bits = special_bits(nan, pinf, ninf, 8, 23)
+            else:
+                if pairs:
+                    D0, e0 = _part_sum(As, Ae, Bs, Be, arow, brow, k0, k0 + L, 2, F, MaMb)
+                    D1, e1 = _part_sum(As, Ae, Bs, Be, arow, brow, k0 + 1, k0 + L, 2, F, MaMb)
+                    edot = max(e0, e1)
+                    X = np.int64(0)
+                    if edot != NO_EXP:
+                        if e0 != NO_EXP:
+                            X += floor_shift(D0, e0 - edot)
+                        if e1 != NO_EXP:
+                            X += floor_shift(D1, e1 - edot)
+                else:
+                    X, edot = _part_sum(As, Ae, Bs, Be, arow, brow, k0, k0 + L, 1, F, MaMb)
+                emx = max(edot, ce)
+                T = np.int64(0)
+                if edot != NO_EXP:
+                    T = floor_shift(X, edot - emx + F2 + 1 - F)
+                if csig != 0:
+                    C2 = floor_shift(csig, ce - 23 - emx + F)
+                    if pairs and ce < emx - F - 1:
+                        C2 = np.int64(0)
+                    T += C2 << (F2 + 1 - F)
+                g = emx - F2 - 1
+                if T != 0:
+                    mag = -T if T < 0 else T
+                    ev = g + bitlen(mag) - 1
+                    qf = max(ev, -126) - F2
+                    if qf > g:
+                        T = floor_shift(T, g - qf)
+                        g = qf
+                bits = round_out(T, g, True, 24, -126, 8, 23, False)
+            ccls, csig, ce = dec_ieee(bits, 8, 23)
+        out[idx] = bits
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "exact" (AMD CDNA1) and the fp32 fused multiply-add chain
+# ---------------------------------------------------------------------------
+@helper
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    return s, err
+
+
+@helper
+def round_expansion_f32(buf, nt):
+    """float32 nearest-even of the exact sum of the float64 values buf[:nt]
+    (finite, exact doubles). The sum is first made a non-overlapping expansion
+    (Shewchuk's Grow-Expansion: two-sums, exact); its largest component x then
+    decides the rounding, the sign of the rest breaking a tie at x."""
+    for i in range(1, nt):
+        q = buf[i]
+        for h in range(i):
+            q, err = _two_sum(q, buf[h])
+            buf[h] = err
+        buf[i] = q
+    x = buf[nt - 1]
+    rs = 0.0
+    for h in range(nt - 2, -1, -1):
+        if buf[h] != 0.0:
+            rs = buf[h]
+            break
+    f = np.float32(x)
+    d = x - np.float64(f)
+    if d != 0.0 and rs != 0.0 and np.isfinite(f):
+        up = np.nextafter(f, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
+        if np.float64(up) - x == x - np.float64(f) and (rs > 0) == (d > 0):
+            f = up                     # a tie that the rest pushes over
+    return f
+
+
+@njit(cache=True, nogil=True)
+def exact_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, L):
+    """'exact' on float64 values (fp16/bf16 products and fp32 c are exact
+    doubles); out float32. NaN: canonical; infinities as their sum."""
+    mn = m * n
+    buf = np.empty(L + 1, np.float64)
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        c = np.float64(Cv[idx]) if has_c else 0.0
+        for k0 in range(0, K, L):
+            nt = 0
+            special = not np.isfinite(c)
+            sp = c
+            for t in range(k0, k0 + L):
+                pv = Av[arow + t] * Bv[brow + t]
+                if not np.isfinite(pv):
+                    special = True
+                sp += pv
+                if pv != 0.0:
+                    buf[nt] = pv
+                    nt += 1
+            if special:
+                c = sp
+                if np.isnan(c):
+                    c = np.nan
+                continue
+            if c != 0.0:
+                buf[nt] = c
+                nt += 1
+            if nt == 0:
+                c = 0.0
+            else:
+                c = np.float64(round_expansion_f32(buf, nt))
+        out[idx] = np.float32(c)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def fma32_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out):
+    """A chain of binary32 fused multiply-adds c = fma(a_k, b_k, c), on float64
+    copies of the operands (products exact in float64)."""
+    mn = m * n
+    buf = np.empty(2, np.float64)
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        c = np.float32(Cv[idx]) if has_c else np.float32(0.0)
+        for t in range(K):
+            pv = Av[arow + t] * Bv[brow + t]
+            cv = np.float64(c)
+            if not (np.isfinite(pv) and np.isfinite(cv)):
+                c = np.float32(pv + cv)
+                continue
+            if pv == 0.0:
+                # exact zero product: IEEE signed-zero sum (x + 0 is x)
+                c = np.float32(np.float64(c) + pv)
+                continue
+            buf[0] = pv
+            buf[1] = cv
+            if cv == 0.0:
+                c = np.float32(pv)
+            else:
+                c = round_expansion_f32(buf, 2)
+        out[idx] = c
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "ftz_chain" (AMD CDNA2)
+# ---------------------------------------------------------------------------
+@helper
+def _ftz(x, keep_sign):
+    if abs(x) < np.float32(1.1754943508222875e-38):
+        return x * np.float32(0.0) if keep_sign else np.float32(0.0)
+    return x
+
+
+@helper
+def _ftz_in(x, tiny):
+    """An input below its format's smallest normal ``tiny`` read as +0."""
+    if abs(x) < tiny:
+        return np.float32(0.0)
+    return x
+
+
+@helper
+def _ftz_prod(x, y, ta, tb):
+    return _ftz(_ftz_in(x, ta) * _ftz_in(y, tb), True)
+
+
+@njit(cache=True, nogil=True)
+def ftz_chain_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, P, ta, tb):
+    """float32 products of flushed inputs, flushed; pairs (P = 2) or pairs of
+    pairs (P = 4) added and flushed, then added into c and flushed. ``ta``,
+    ``tb``: the inputs' smallest normal numbers (float32)."""
+    mn = m * n
+    for idx in range(lo, hi):
+        bt = idx // mn
+        r = idx - bt * mn
+        i = r // n
+        j = r - i * n
+        arow = (bt * m + i) * K
+        brow = (bt * n + j) * K
+        c = _ftz(np.float32(Cv[idx]), False) if has_c else np.float32(0.0)
+        for k0 in range(0, K, P):
+            p0 = _ftz_prod(Av[arow + k0], Bv[brow + k0], ta, tb)
+            p1 = _ftz_prod(Av[arow + k0 + 1], Bv[brow + k0 + 1], ta, tb)
+            s = _ftz(p0 + p1, True)
+            if P == 4:
+                p2 = _ftz_prod(Av[arow + k0 + 2], Bv[brow + k0 + 2], ta, tb)
+                p3 = _ftz_prod(Av[arow + k0 + 3], Bv[brow + k0 + 3], ta, tb)
+                s = _ftz(s + _ftz(p2 + p3, True), True)
+            c = _ftz(c + s, True)
+        out[idx] = c
+    return 0

@@ -1,0 +1,267 @@
+"""`mma`: run a `MatrixUnit` model on encodings, any K as a chain of instructions."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validate as V
+from .._kernels import mma as KM
+from .._parallel import run_chunks, run_chunks_weighted
+from ..conversions import from_bits
+from ..formats import FP16, FP32, FP64, Format
+from .model import MatrixUnit
+
+_F_OVERFLOW, _F_INVALID = 4, 16
+_fast = True        # the branch-free "fdpa" kernel (tests switch it off: the slow twin)
+
+
+def truncate_tf32(bits) -> np.ndarray:
+    """tf32 encodings read from fp32 encodings the way the tensor cores do: the
+    13 low fraction bits dropped (truncation; a NaN whose payload lies only in
+    those bits reads as infinity)."""
+    x = V.as_bits(bits, FP32, "bits")
+    return (x >> np.uint32(13)).astype(np.uint32)
+
+
+def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    n = flat.size
+    sig = np.empty(n, np.int32)
+    exp = np.empty(n, np.int32)
+    cls = np.empty(n, np.uint8)
+    E, M, bias, kind = fmt.params
+    run_chunks(KM.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
+    return sig, exp, cls
+
+
+def _values(bits: np.ndarray, fmt: Format, dtype) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.ascontiguousarray(from_bits(np.ascontiguousarray(bits), fmt).astype(dtype)
+                                    ).reshape(-1)
+
+
+def _check_model(model):
+    if not isinstance(model, MatrixUnit):
+        raise TypeError(f"model must be a softfloat.mma.MatrixUnit (see tensor_core), got "
+                        f"{type(model).__name__}")
+
+
+def _out_spec(fmt: Format):
+    if fmt == FP16:
+        return 11, -14, 5, 10
+    return 24, -126, 8, 23
+
+
+def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
+    """D = A B + C through the instruction ``model`` (a `MatrixUnit`), K chained.
+
+    ``a``: (..., m, K) encodings of ``model.a_fmt``; ``b``: (..., K, n) of
+    ``model.b_fmt``; ``c``: encodings of ``model.c_fmt`` broadcastable to
+    (..., m, n), or None (+0); leading axes broadcast. Block-scaled models also
+    take ``scale_a`` (..., m, K // scale_block) and ``scale_b``
+    (..., K // scale_block, n), encodings of ``model.scale_fmt`` (an fp8_e4m3
+    scale is read without its sign bit, as the hardware's ue4m3).
+
+    K is processed as ``ceil(K / model.k)`` instructions, each in steps of
+    ``model.chunk`` products, the running D the next step's C (what a GEMM's main
+    loop does). A K that is not a multiple of ``model.k`` is padded with zero
+    products, as a GEMM pads its last K tile (block-scaled models: K must be a
+    multiple of ``model.k``, ValueError otherwise). Zero terms count: they take
+    the exponent ``model.e_zero``.
+
+    Returns encodings of ``model.out_fmt`` of shape (..., m, n); with
+    ``return_flags=True`` also uint8 flags per output: overflow (an infinite
+    result from finite operands) and invalid (a NaN from non-NaN operands);
+    inexact and underflow are not reported. Kernels:
+    `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``, ``two_stage_chunk``,
+    ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``.
+    """
+    _check_model(model)
+    A = V.as_bits(a, model.a_fmt, "a")
+    B = V.as_bits(b, model.b_fmt, "b")
+    if A.ndim < 2 or B.ndim < 2:
+        raise ValueError(f"mma: a must be (..., m, K) and b (..., K, n), got shapes "
+                         f"{A.shape} and {B.shape}")
+    if A.shape[-1] != B.shape[-2]:
+        raise ValueError(f"mma: shapes {A.shape} and {B.shape} do not align "
+                         f"(K = {A.shape[-1]} vs {B.shape[-2]})")
+    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    if K < 1:
+        raise ValueError("mma: K must be at least 1")
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    shape = batch + (m, n)
+    if model.scaled:
+        if scale_a is None or scale_b is None:
+            raise ValueError(f"mma: {model.instruction} is block-scaled: pass scale_a and "
+                             f"scale_b ({model.scale_fmt.name} encodings, one per "
+                             f"{model.scale_block} elements of K)")
+        if K % model.k:
+            raise ValueError(f"mma: block-scaled K must be a multiple of {model.k}, got {K}")
+        nsb = K // model.scale_block
+        SA = V.as_bits(scale_a, model.scale_fmt, "scale_a")
+        SB = V.as_bits(scale_b, model.scale_fmt, "scale_b")
+        if SA.ndim < 2 or SA.shape[-2:] != (m, nsb) or SB.ndim < 2 or SB.shape[-2:] != (nsb, n):
+            raise ValueError(f"mma: scale_a must be (..., {m}, {nsb}) and scale_b "
+                             f"(..., {nsb}, {n}), got {SA.shape} and {SB.shape}")
+        batch = np.broadcast_shapes(batch, SA.shape[:-2], SB.shape[:-2])
+        shape = batch + (m, n)
+    elif scale_a is not None or scale_b is not None:
+        raise ValueError(f"mma: {model.instruction} takes no block scales")
+    nbt = int(np.prod(batch, dtype=np.int64))
+    Kp = -(-K // model.k) * model.k
+    A3 = np.broadcast_to(A, batch + (m, K)).reshape(nbt, m, K)
+    BT3 = np.swapaxes(np.broadcast_to(B, batch + (K, n)).reshape(nbt, K, n), 1, 2)
+    if Kp != K:
+        A3 = np.concatenate([A3, np.zeros((nbt, m, Kp - K), A3.dtype)], axis=2)
+        BT3 = np.concatenate([BT3, np.zeros((nbt, n, Kp - K), BT3.dtype)], axis=2)
+    A3 = np.ascontiguousarray(A3)
+    BT3 = np.ascontiguousarray(BT3)
+    has_c = c is not None
+    if has_c:
+        Cb = V.as_bits(c, model.c_fmt, "c")
+        try:
+            C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1)
+        except ValueError:
+            raise ValueError(f"mma: c of shape {Cb.shape} does not broadcast to {shape}") \
+                from None
+    else:
+        C3 = np.zeros(1, model.c_fmt.dtype)
+    nout = nbt * m * n
+    ofmt = model.out_fmt
+    alg = model.algorithm
+    if alg in ("fdpa", "grouped", "two_stage", "two_stage_pairs"):
+        As, Ae, Ac = _decode(A3, model.a_fmt)
+        Bs, Be, Bc = _decode(BT3, model.b_fmt)
+        Cs, Ce, Cc = _decode(C3, model.c_fmt)
+        out = np.empty(nout, np.uint32)
+        Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
+        if alg in ("fdpa", "grouped"):
+            p, emin, Eo, Mo = _out_spec(ofmt)
+            if model.output_rounding == "RZ-E8M13":
+                p = 14
+            rne = model.output_rounding.startswith("RNE")
+            if model.scaled:
+                sign_off = model.scale_fmt.name == "fp8_e4m3"
+                SA3 = np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb)
+                SBT3 = np.swapaxes(np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(
+                    nbt, nsb, n), 1, 2)
+                SAs, SAe, SAc = _decode(SA3, model.scale_fmt, sign_off)
+                SBs, SBe, SBc = _decode(SBT3, model.scale_fmt, sign_off)
+                Ms2 = 2 * model.scale_fmt.mbits
+                sblock = model.scale_block
+            else:
+                SAs = SBs = np.zeros(1, np.int32)
+                SAe = SBe = np.zeros(1, np.int32)
+                SAc = SBc = np.zeros(1, np.uint8)
+                nsb, sblock, Ms2 = 1, 1, 0
+            if alg == "fdpa":
+                slow = np.arange(nout, dtype=np.int64)
+                if _fast and not model.scaled:
+                    # the branch-free kernel for outputs with finite operands, the
+                    # reference kernel for the others
+                    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae)
+                    B3 = np.ascontiguousarray(np.swapaxes(BT3, 1, 2))
+                    Bs3, Be3, _ = _decode(B3, model.b_fmt)
+                    Be30 = np.where(Bs3 == 0, np.int32(KM.NO_EXP), Be3)
+                    run_chunks_weighted(
+                        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * n, As, Ae0, Bs3, Be30, m, n, Kp,
+                        Cs, Ce, has_c, model.c_fmt.mbits, out, model.chunk, model.frac_bits,
+                        Ma + Mb, model.e_zero, rne, p, emin, Eo, Mo)
+                    rs = (Ac.reshape(nbt, m, Kp) != 0).any(-1)
+                    cs = (Bc.reshape(nbt, n, Kp) != 0).any(-1)
+                    sp = rs[:, :, None] | cs[:, None, :]
+                    if has_c:
+                        sp = sp | (Cc.reshape(sp.shape) != 0)
+                    slow = np.flatnonzero(sp.reshape(-1)).astype(np.int64)
+                run_chunks_weighted(
+                    KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce,
+                    Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
+                    model.scaled, out, model.chunk, model.frac_bits, Ma + Mb, Ms2,
+                    model.e_zero, rne, p, emin, Eo, Mo, slow, True)
+            else:
+                emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
+                qab = emin_a - Ma + emin_b - Mb
+                run_chunks_weighted(
+                    KM.grouped_chunk, nout, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce,
+                    Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
+                    out, model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, Ms2,
+                    model.e_zero, p, emin, Eo, Mo)
+        else:
+            run_chunks_weighted(
+                KM.two_stage_chunk, nout, 3 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce, Cc,
+                has_c, out, model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb,
+                alg == "two_stage_pairs", model.a_fmt.emax >= 64)
+        res = out.astype(ofmt.dtype)
+    elif alg == "fma" and model.a_fmt == FP64:
+        res = _fma64(A3, BT3, C3 if has_c else None, nbt, m, n, Kp)
+    else:
+        Av = _values(A3, model.a_fmt, np.float64 if alg != "ftz_chain" else np.float32)
+        Bv = _values(BT3, model.b_fmt, np.float64 if alg != "ftz_chain" else np.float32)
+        Cv = _values(C3, model.c_fmt, np.float32)
+        out = np.empty(nout, np.float32)
+        if alg == "exact":
+            run_chunks_weighted(KM.exact_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
+                                model.chunk)
+        elif alg == "ftz_chain":
+            run_chunks_weighted(KM.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
+                                model.products_per_step, np.float32(2.0 ** model.a_fmt.emin),
+                                np.float32(2.0 ** model.b_fmt.emin))
+        else:
+            run_chunks_weighted(KM.fma32_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out)
+        res = out.view(np.uint32).copy()
+        nanm = np.isnan(out)
+        if nanm.any():
+            res[nanm] = np.uint32(0x7FFFFFFF)
+    res = res.reshape(shape)
+    if not return_flags:
+        return res
+    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n)
+
+
+def _fma64(A3, BT3, C3, nbt, m, n, K):
+    """fp64 fused multiply-add chain: MPFR's correctly rounded fma (gmpy2, 53 bits,
+    binary64's exponent range and subnormals), vectorised over the outputs."""
+    try:
+        import gmpy2
+    except ImportError:                                   # pragma: no cover
+        raise ImportError("fp64 matrix instructions are modelled with MPFR: "
+                          "pip install gmpy2") from None
+    a = A3.view(np.float64).reshape(nbt, m, K)
+    bt = BT3.view(np.float64).reshape(nbt, n, K)
+    c = (C3.view(np.float64).reshape(nbt, m, n) if C3 is not None
+         else np.zeros((nbt, m, n)))
+    ctx = gmpy2.ieee(64)
+    fma = np.frompyfunc(lambda x, y, z: float(gmpy2.fma(x, y, z)), 3, 1)
+    acc = c.astype(object)
+    with gmpy2.context(ctx), np.errstate(over="ignore", invalid="ignore"):
+        for t in range(K):
+            acc = fma(a[:, :, None, t], bt[:, None, :, t], acc)
+    out = np.asarray(acc, np.float64)
+    bits = out.reshape(-1).view(np.uint64).copy()
+    bits[np.isnan(out.reshape(-1))] = np.uint64(0x7FFFFFFFFFFFFFFF)
+    return bits
+
+
+def _fvals(bits, fmt):
+    if fmt == FP64:
+        return np.ascontiguousarray(bits).view(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return from_bits(bits, fmt)
+
+
+def _flags(model, res, A3, BT3, C3, batch, m, n):
+    vals = _fvals(res.reshape(-1), model.out_fmt).reshape(-1, m, n)
+    av = _fvals(A3, model.a_fmt)
+    bv = _fvals(BT3, model.b_fmt)
+    cv = (_fvals(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
+          else np.zeros(vals.shape))
+    a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
+    a_inf, b_inf = np.isinf(av).any(-1), np.isinf(bv).any(-1)
+    in_nan = a_nan[:, :, None] | b_nan[:, None, :] | np.isnan(cv)
+    in_inf = a_inf[:, :, None] | b_inf[:, None, :] | np.isinf(cv)
+    fl = np.zeros(vals.shape, np.uint8)
+    fl[np.isinf(vals) & ~in_inf & ~in_nan] |= _F_OVERFLOW
+    fl[np.isnan(vals) & ~in_nan] |= _F_INVALID
+    return fl.reshape(res.shape)
+
+
+__all__ = ["mma", "truncate_tf32"]

@@ -1,0 +1,254 @@
+"""softfloat.mma: the matrix-unit kernels against an independent Fraction
+reference (tests/mma_reference.py), the fast kernel against its slow twin, the
+interface (presets, names, errors, K chaining and padding, matmul), and the two
+defects of the earlier tensor-core presets (Hopper fp8, Ampere fp16 output)."""
+import dataclasses
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat import mma as M
+from softfloat.mma import run as R
+
+sys.path.insert(0, os.path.dirname(__file__))
+import mma_reference as REF  # noqa: E402
+import mmasim_harness as H  # noqa: E402
+
+# one instruction per algorithm and output rounding (and the arch quirks)
+ORACLE_CASES = [
+    ("volta", "m8n8k4.f32.f16.f16.f32"), ("volta", "m8n8k4.f16.f16.f16.f16"),
+    ("volta", "m8n8k4.f32.f16.f16.f16"), ("turing", "m8n8k4.f32.f16.f16.f32"),
+    ("ampere", "m16n8k16.f16.f16.f16.f16"), ("ampere", "m16n8k8.f32.tf32.tf32.f32"),
+    ("ada", "m16n8k32.f32.e4m3.e5m2.f32"), ("ada", "m16n8k32.f16.e5m2.e5m2.f16"),
+    ("hopper", "m64n8k32.f32.e4m3.e4m3"), ("hopper", "m64n8k16.f32.bf16.bf16"),
+    ("blackwell", "m128n8k32.kind::f8f6f4.f32.e2m3.e3m2"),
+    ("blackwell", "m128n8k32.kind::mxf8f6f4.block32.f32.e4m3.e2m1.ue8m0"),
+    ("blackwell", "m128n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3"),
+    ("rtx_blackwell", "m16n8k64.kind::mxf4.block32.f32.e2m1.e2m1.f32.ue8m0"),
+    ("cdna1", "f32_32x32x4f16"), ("cdna1", "f32_32x32x2bf16"),
+    ("cdna2", "f32_32x32x4bf16_1k"), ("cdna2", "f32_32x32x2bf16"), ("cdna2", "f32_32x32x4f16"),
+    ("cdna3", "f32_32x32x8_bf16"), ("cdna3", "f32_32x32x4_xf32"),
+    ("cdna3", "f32_16x16x32_fp8_bf8"), ("cdna3", "f32_32x32x2_f32"),
+    ("hopper", "m8n8k4.f64.f64.f64.f64"),
+]
+
+
+def _same(unit, ours, want):
+    if unit.out_fmt.name == "fp64":
+        o = np.uint64(ours).view(np.float64)
+        if isinstance(want, tuple):
+            return np.isnan(o) if want[0] == "nan" else o == np.inf * want[1]
+        return o == float(want)
+    if unit.algorithm in ("ftz_chain", "fma") and int(want) == 0:
+        return int(ours) & ~unit.out_fmt.sign_mask == 0   # the reference keeps no -0
+    return int(ours) == int(want)
+
+
+@pytest.mark.parametrize("arch,ins", ORACLE_CASES)
+def test_kernels_match_the_fraction_reference(arch, ins):
+    unit = M.tensor_core(arch, instruction=ins)
+    m, n = (6, 5) if unit.k >= 32 else (8, 8)
+    a, b, c, sa, sb = H.make_case(unit, m, n, 2, H.case_seed(arch, ins) + 1)
+    ours = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
+    for i in range(m):
+        for j in range(n):
+            want = REF.one_output(unit, a[i], b[:, j], c[i, j],
+                                  None if sa is None else sa[i], None if sb is None else sb[:, j])
+            assert _same(unit, ours[i, j], want), (i, j, hex(int(ours[i, j])), want)
+
+
+@pytest.mark.parametrize("arch,fin,fout", [("hopper", "fp16", "fp32"), ("ampere", "bf16", "fp32"),
+                                           ("volta", "fp16", "fp16"), ("hopper", "fp8_e5m2", "fp32"),
+                                           ("ada", "fp8_e4m3", "fp16"), ("ampere", "tf32", "fp32"),
+                                           ("blackwell", "fp4_e2m1", "fp32")])
+def test_fast_kernel_matches_its_slow_twin(arch, fin, fout, monkeypatch):
+    unit = M.tensor_core(arch, fin, fout)
+    rng = np.random.default_rng(3)
+    total = 0
+    for seed in range(3):
+        a, b, c, _, _ = H.make_case(unit, 37, 29, 3, seed + 100)
+        K = a.shape[1] - rng.integers(0, unit.k)        # ragged K: zero padding
+        fast = M.mma(unit, a[:, :K], b[:K], c)
+        monkeypatch.setattr(R, "_fast", False)
+        slow = M.mma(unit, a[:, :K], b[:K], c)
+        monkeypatch.setattr(R, "_fast", True)
+        np.testing.assert_array_equal(fast, slow)
+        total += fast.size
+    # operands drawn near overflow and underflow, without specials (fast kernel only)
+    a, b, c, _, _ = H.make_case(unit, 64, 48, 2, 7, kinds=(0, 1, 4, 5))
+    fast = M.mma(unit, a, b, c)
+    monkeypatch.setattr(R, "_fast", False)
+    np.testing.assert_array_equal(fast, M.mma(unit, a, b, c))
+    assert total > 3000
+
+
+# ---------------------------------------------------------------------------
+# The defects of the earlier presets
+# ---------------------------------------------------------------------------
+def _fp16(v):
+    return sf.to_bits(np.array(v, np.float64), "fp16")
+
+
+AMPERE_A = [-366.5, 1] + [0] * 6 + [1] + [0] * 7
+AMPERE_B = [1024.0, 1] + [0] * 6 + [-64] + [0] * 7
+
+
+def test_ampere_fp16_output_keeps_an_overflowing_block():
+    """The first block of 8 is -375296 -> -inf in fp16; the earlier model
+    dropped it and gave -64 (with overflow raised)."""
+    unit = sf.tensor_core("a100", "fp16", "fp16")
+    d = M.mma(unit, _fp16(AMPERE_A)[None], _fp16(AMPERE_B)[:, None])
+    assert float(sf.from_bits(d, "fp16")[0, 0]) == -np.inf
+    r, fl = sf.matmul(_fp16(AMPERE_A)[None], _fp16(AMPERE_B)[:, None], "fp16", acc=unit,
+                      return_flags=True)
+    assert float(sf.from_bits(r, "fp16")[0, 0]) == -np.inf and fl[0, 0] & 4
+    # the paper-based BlockFMA kernels (fast and slow) no longer drop it either
+    from softfloat._kernels import accum as K
+    import softfloat.accumulate as acc_mod
+    bf = sf.block_fma_preset("a100", "fp16", "fp16")
+    for kern in (K.block_fma, K.block_fma_slow):
+        saved = acc_mod.block_fma
+        acc_mod.block_fma = kern
+        try:
+            for flags in (False, True):
+                r = sf.matmul(_fp16(AMPERE_A)[None], _fp16(AMPERE_B)[:, None], "fp16", acc=bf,
+                              return_flags=flags)
+                r = r[0] if flags else r
+                assert float(sf.from_bits(r, "fp16")[0, 0]) == -np.inf
+        finally:
+            acc_mod.block_fma = saved
+
+
+def test_hopper_fp8_truncates_each_chunk_to_e8m13():
+    """1.75 * 1.75 + 2**-9 * 2**-4: the 2**-13 term survives the 13-bit
+    alignment but not the e8m13 result (3.0625 has its last kept bit at 2**-12);
+    the earlier model rounded the block into binary32 and kept it."""
+    a = sf.to_bits(np.array([[1.75, 2.0 ** -9] + [0.0] * 30]), "fp8_e4m3")
+    b = sf.to_bits(np.array([[1.75, 2.0 ** -4] + [0.0] * 30]).T, "fp8_e4m3")
+    unit = sf.tensor_core("h100", "fp8_e4m3")
+    assert unit.output_rounding == "RZ-E8M13" and unit.frac_bits == 13
+    got = float(sf.from_bits(sf.matmul(a, b, "fp8_e4m3", acc="h100"), "fp32")[0, 0])
+    assert got == 3.0625
+    old = sf.BlockFMA(32, -10, "fp32", "toward_zero")
+    assert float(sf.from_bits(sf.matmul(a, b, "fp8_e4m3", acc=old), "fp32")[0, 0]) \
+        == 3.0625 + 2.0 ** -13
+    # and the chunk result is truncated again at the next instruction
+    a2 = np.concatenate([a, a], axis=1)
+    b2 = np.concatenate([b, b], axis=0)
+    assert float(sf.from_bits(sf.matmul(a2, b2, "fp8_e4m3", acc=unit), "fp32")[0, 0]) == 6.125
+
+
+# ---------------------------------------------------------------------------
+# The interface
+# ---------------------------------------------------------------------------
+def test_every_listed_instruction_builds_and_dense_defaults_resolve():
+    n = 0
+    for arch in M.ARCHS:
+        for ins in H.families(arch):
+            u = M.tensor_core(arch, instruction=ins)
+            assert u.arch == arch and u.instruction == ins and u.k % u.chunk == 0
+            assert u.sources
+            n += 1
+        for (fin, fout), ins in M.DENSE_GEMM[arch].items():
+            assert M.tensor_core(arch, fin, fout).instruction == ins
+            assert ins in M.INSTRUCTIONS[arch]
+    assert n > 300
+
+
+def test_names_and_aliases():
+    assert M.tensor_core("H100", "fp16") == M.tensor_core("hopper", "fp16")
+    assert M.tensor_core("rtx 4090", "fp8_e4m3").arch == "ada"
+    assert M.tensor_core("MI300X", "fp8_e4m3fnuz").algorithm == "two_stage_pairs"
+    assert M.tensor_core("Ada Lovelace").arch == "ada"
+    assert M.tensor_core("b200", "nvfp4").scale_fmt == sf.FP8_E4M3
+    assert M.tensor_core("gb200", "mxfp8_e4m3").scale_fmt == sf.E8M0
+    assert sf.tensor_core is M.tensor_core
+    u = M.tensor_core("hopper", instruction="m64n256k16.f32.f16.f16")
+    assert (u.m, u.n, u.k, u.chunk) == (64, 256, 16, 16)
+    assert M.tensor_core("hopper", "fp16", "fp32", instruction="m64n8k16.f32.f16.f16") \
+        .frac_bits == 25
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: M.tensor_core("pascal"), "unknown architecture"),
+    (lambda: M.tensor_core("volta", "bf16"), "valid"),
+    (lambda: M.tensor_core("hopper", instruction="m16n8k16.f32.e4m3.e4m3.f32"), "valid"),
+    (lambda: M.tensor_core("hopper", "bf16", "fp32", instruction="m64n8k16.f32.f16.f16"),
+     "takes fp16"),
+    (lambda: M.tensor_core(3), "arch must be a str"),
+])
+def test_bad_names_say_what_is_valid(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_mma_validates_its_operands():
+    u = M.tensor_core("ampere", "fp16")
+    a = _fp16(np.ones((2, 16)))
+    with pytest.raises(TypeError):
+        M.mma(u, a.astype(np.float32), a.T)
+    with pytest.raises(ValueError, match="align"):
+        M.mma(u, a, a)
+    with pytest.raises(TypeError, match="MatrixUnit"):
+        M.mma("a100", a, a.T)
+    s = M.tensor_core("blackwell", "mxfp8_e4m3")
+    x = sf.to_bits(np.ones((2, 32)), "fp8_e4m3")
+    with pytest.raises(ValueError, match="scale"):
+        M.mma(s, x, x.T)
+    with pytest.raises(ValueError, match="multiple"):
+        M.mma(s, x[:, :16], x[:, :16].T, scale_a=np.full((2, 1), 127, np.uint8),
+              scale_b=np.full((1, 2), 127, np.uint8))
+    with pytest.raises(ValueError, match="no block scales"):
+        M.mma(u, a, a.T, scale_a=a)
+    with pytest.raises(ValueError, match="operands"):
+        sf.matmul(x, x.T, "fp8_e4m3", acc=u)
+
+
+def test_k_chains_instructions_and_pads_with_zeros():
+    u = M.tensor_core("hopper", "fp16")
+    a, b, c, _, _ = H.make_case(u, 9, 7, 3, 11, kinds=(0, 2, 4))
+    # three instructions == three calls, D carried as C
+    d = c
+    for k0 in range(0, 48, 16):
+        d = M.mma(u, a[:, k0:k0 + 16], b[k0:k0 + 16], d)
+    np.testing.assert_array_equal(M.mma(u, a, b, c), d)
+    # a ragged K is the same as explicit zero padding
+    z = np.zeros((9, 5), a.dtype)
+    np.testing.assert_array_equal(M.mma(u, a[:, :43], b[:43], c),
+                                  M.mma(u, np.concatenate([a[:, :43], z], 1),
+                                        np.concatenate([b[:43], np.zeros((5, 7), b.dtype)], 0),
+                                        c))
+    # batches broadcast; matmul with acc= runs the same model
+    A = np.stack([a, a[::-1]])
+    got = M.mma(u, A, b, c)
+    np.testing.assert_array_equal(got[1], M.mma(u, a[::-1], b, c))
+    np.testing.assert_array_equal(sf.matmul(a, b, "fp16", acc=u, c=c), M.mma(u, a, b, c))
+    np.testing.assert_array_equal(sf.matmul(a, b, "fp16", acc="h100", c=c), M.mma(u, a, b, c))
+
+
+def test_tf32_operands_are_truncated_fp32():
+    x = np.array([1.0 + 2.0 ** -11, -3.0 - 2.0 ** -20], np.float32).view(np.uint32)
+    t = M.truncate_tf32(x)
+    np.testing.assert_array_equal(sf.from_bits(t, "tf32"), [1.0, -3.0])
+    assert int(M.truncate_tf32(np.array([0x7F800001], np.uint32))[0]) == 0x3FC00  # inf
+
+
+def test_flags_overflow_and_invalid():
+    u = M.tensor_core("ampere", "fp16", "fp16")
+    a = _fp16([[60000.0, 60000.0] + [0.0] * 14, [np.inf, 0.0] + [0.0] * 14])
+    b = _fp16([[2.0, 2.0] + [0.0] * 14, [0.0, 1.0] + [0.0] * 14]).T
+    d, fl = M.mma(u, a, b, return_flags=True)
+    assert fl[0, 0] == 4 and fl[1, 1] == 16 and fl[1, 0] == 0   # inf*2: inf from inf
+
+
+def test_matrix_unit_fields():
+    u = M.tensor_core("cdna3", "fp16")
+    assert (u.algorithm, u.chunk, u.frac_bits, u.frac_bits2) == ("two_stage", 8, 24, 31)
+    with pytest.raises(ValueError):
+        dataclasses.replace(u, algorithm="magic")
+    with pytest.raises(ValueError):
+        dataclasses.replace(u, chunk=3)
+    assert "two_stage" in u.describe()
