@@ -59,7 +59,8 @@ MODE_READS = {
     "softfloat/accumulate.py": {
         f: _DISPATCH for f in ("Accumulator.__post_init__", "_accumulate", "_blas_check",
                                "_fast_ok", "_values_fast")},
-    "softfloat/arith.py": {f: _DISPATCH for f in ("_binary", "_eft_ok", "_setup")},
+    "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
+                                                  "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
     "softfloat/mx.py": {f: _DISPATCH for f in ("_prepare", "quantize_per_tensor")},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
@@ -76,6 +77,9 @@ MODE_READS = {
 }
 
 NAN_LITERALS = {
+    "softfloat/_kernels/mx.py": {
+        "f32_exact": "the quiet bit of a float64 NaN's exact float32 image (a cast of the "
+                     "operand's payload, not a NaN the library makes)"},
     "softfloat/platforms/presets.py": {
         "<module>": "platform data: a preset states its NaN pattern (torch CUDA's 0x7FFF)"},
     "softfloat/_kernels/eft.py": {
