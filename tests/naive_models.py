@@ -234,4 +234,6 @@ def block_fma(a_bits, b_bits, in_fmt, width, extra, fmt, rounding, c_bits=None,
         else:
             cb, _ = round_into(("finite", S), fmt, rounding)
             c = value_of(cb, fmt)
+            if c[0] == "inf":
+                break              # an overflowing block: the infinity stays (inf + finite)
     return round_into(c, fmt, rounding)[0] if c[0] != "finite" else cb, None

@@ -661,7 +661,7 @@ def test_nn_precision_junk(name, data):
     if name == "block":
         assert isinstance(v, int) and not isinstance(v, bool) and v >= 1
     if name == "order":
-        assert v in ("sequential", "blocked") or (v == "blas" and p.acc is None)
+        assert v in (None, "sequential", "blocked") or (v == "blas" and p.acc is None)
 
 
 LP_SCALARS = st.sampled_from([1.5, 2, -3, 2 ** 60 + 2 ** 52 + 1, 10 ** 400, np.float32(0.1),
