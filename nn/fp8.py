@@ -258,6 +258,14 @@ class FP8Recipe:
             else:
                 codes, s = _mx.quantize_per_tensor(v, fmt, margin=self.margin)
         vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
+        inf = np.isinf(v)
+        if inf.any():
+            # an infinite element is not saturated into the tensor: the GPU's cast of
+            # inf * scale gives inf (e5m2) or NaN (e4m3: no infinity), so the GEMM's
+            # result is not finite and the loss scaler skips the step (found_inf), as
+            # for a NaN
+            vals = np.where(inf, v if fmt.has_inf else np.float32(np.nan), vals) \
+                .astype(np.float32)
         return vals, np.float32(1.0) / np.float32(s)
 
     def blocked(self, v, role, axis, fast=None, ts=None):

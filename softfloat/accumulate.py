@@ -602,7 +602,12 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
     pol = kernel_policy(res, afmt)
     if isinstance(model, Accumulator) and isinstance(model.order, str) \
             and model.order == "blas":
-        return _blas(A3, B3, has_b, C3, fin, res, return_flags, pol), None, 0
+        if not _caller_flushes():
+            return _blas(A3, B3, has_b, C3, fin, res, return_flags, pol), None, 0
+        # FTZ/DAZ in the caller's MXCSR would flush the BLAS's float32 arithmetic: the
+        # sequential order (one of the orders the bounded model allows) on the integer path
+        _blas_check(res, return_flags)
+        model = dataclasses.replace(model, order="sequential")
     if fast and res.fast_paths and _fast_ok(model, fin, res, return_flags):
         bits = _fast(A3, B3, has_b, C3, fin, pol,
                      model.block if model.order == "blocked" else None)
@@ -812,8 +817,8 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
     the encodings path uses (`_fast`): exact products, IEEE float32 additions in k
     order (infinities and NaNs follow IEEE arithmetic, as the model does)."""
     if set(kw) - {"order", "products", "block"} or \
-            kw.get("products") not in (None, "exact", "fused"):
-        return None
+            kw.get("products") not in (None, "exact", "fused") or _caller_flushes():
+        return None                       # (FTZ/DAZ in MXCSR: the encodings path)
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2
             and b.ndim == 2 and a.dtype in (np.float32, np.float64)
             and b.dtype in (np.float32, np.float64)):

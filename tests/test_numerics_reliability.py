@@ -440,3 +440,29 @@ def test_peak_memory_of_large_calls():
         if p > 2 * 6 * n:
             over["div fp16, general kernels"] = round(p / (6 * n), 2)
     assert not over, f"peak memory / (inputs + output): {over}"
+
+
+def test_blas_order_under_flush_to_zero_takes_the_integer_path():
+    # fp32 sums of subnormal products (bf16 2^-70 * 2^-70 = 2^-140, exact in float32);
+    # under FTZ the BLAS would give 0: the sequential order (allowed by the bounded
+    # model) on the integer path instead, for encodings and for matmul_values alike
+    torch = pytest.importorskip("torch")
+    a = (2.0 ** -70 * (1 + np.arange(12).reshape(3, 4) / 8)).astype(np.float64)
+    b = np.full((4, 2), 2.0 ** -70)
+    ab, bb = sf.to_bits(a, "bf16"), sf.to_bits(b, "bf16")
+    want = sf.matmul(ab, bb, "bf16", acc="fp32", order="sequential")
+    assert (sf.from_bits(want, "fp32") > 0).all()
+    wantv = sf.matmul_values(a, b, "bf16", acc="fp32", order="sequential")
+    torch.set_flush_denormal(True)
+    try:
+        from softfloat._kernels.mx import caller_flushes
+        if not caller_flushes():
+            pytest.skip("this host does not flush (no MXCSR)")
+        got = sf.matmul(ab, bb, "bf16", acc="fp32", order="blas")
+        gotv = sf.matmul_values(a, b, "bf16", acc="fp32", order="blas", check=False)
+        gotseq = sf.matmul_values(a, b, "bf16", acc="fp32", check=False)
+    finally:
+        torch.set_flush_denormal(False)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(gotv, wantv)
+    np.testing.assert_array_equal(gotseq, wantv)
