@@ -410,21 +410,26 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue
     _no_extra("LPArray.sum", dtype=dtype, out=out, initial=initial, where=where)
     keepdims = V.boolean(False if keepdims is np._NoValue else keepdims, "keepdims")
     axes = _axes(a, axis, "LPArray.sum")
-    b = a._bits
-    if len(axes) > 1 or (len(axes) == 0 and a.ndim == 0):
-        # move the summed axes last and merge them (a 0-d array: one term)
-        keep = [d for d in range(a.ndim) if d not in axes]
-        b = np.transpose(b, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1])
-        ax = -1
-    elif len(axes) == 1:
-        ax = axes[0]
-    else:                                   # axis=() on an n-d array: nothing summed
+    b, ax = _reduced(a, axes)
+    if ax is None:                          # axis=() on an n-d array: nothing summed
         return _wrap_like(a, b.copy())
     r = _acc.sum(b, a._fmt, ax, acc=a._acc, **kw)
     res = _back(a, r, _model_fmt(a))
     if keepdims:
         res = _wrap_like(a, np.expand_dims(res._bits, axes))
     return res
+
+
+def _reduced(a, axes):
+    """(encodings, axis) for reducing ``a`` over ``axes`` along one axis: several
+    axes (or a 0-d array's one term) moved last and merged; axis None when there
+    is nothing to reduce (axis=() on an n-d array)."""
+    b = a._bits
+    if len(axes) > 1 or (len(axes) == 0 and a.ndim == 0):
+        keep = [d for d in range(a.ndim) if d not in axes]
+        return (np.transpose(b, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1]),
+                -1)
+    return b, (axes[0] if len(axes) == 1 else None)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=np._NoValue, **kw):
@@ -439,14 +444,8 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, where=np._NoValue,
     axes = _axes(a, axis, "LPArray.mean")
     n = int(np.prod([a.shape[d] for d in axes], dtype=object)) if axes else 1
     mfmt = _model_fmt(a)
-    b = a._bits
-    if len(axes) > 1 or (len(axes) == 0 and a.ndim == 0):
-        keep = [d for d in range(a.ndim) if d not in axes]
-        b = np.transpose(b, keep + list(axes)).reshape([a.shape[d] for d in keep] + [-1])
-        ax = -1
-    elif len(axes) == 1:
-        ax = axes[0]
-    else:                                   # axis=() on an n-d array: each element / 1
+    b, ax = _reduced(a, axes)
+    if ax is None:                          # axis=() on an n-d array: each element / 1
         return _wrap_like(a, b.copy())
     s = from_bits(_acc.sum(b, a._fmt, ax, acc=a._acc, **kw), mfmt)   # exact values
     q = _div_odd53(s, n)

@@ -144,11 +144,10 @@ def test_warmup_command_compiles_the_common_set():
     assert p.stderr.count(" s CPU)") == len(__import__("softfloat.warmup").warmup.tasks())
 
 
-def test_warmup_all_asks_for_each_eft_kernel_from_one_group(monkeypatch, fast_paths_on):
-    """The fast twin of the test below: the same requests recorded, but the spy
-    hands back a kernel that refuses (as under FTZ/DAZ), so the calls take the
-    general kernels (the common set's) and none of the 72 pass-1 kernels is
-    compiled here."""
+def _check_eft_requests(monkeypatch, make):
+    """Run warmup --all's arith and eft groups with ``eft.kernel`` spied on
+    (``make(params, op, mode)`` gives the kernel returned): every fp16/bf16 (op,
+    mode) is asked for, each from one group only."""
     from softfloat import warmup
     from softfloat._kernels import eft
     seen = {}
@@ -156,7 +155,7 @@ def test_warmup_all_asks_for_each_eft_kernel_from_one_group(monkeypatch, fast_pa
 
     def spy(params, op, mode):
         seen.setdefault((tuple(params), int(op), int(mode)), set()).add(group[0])
-        return lambda lo, hi, *args: -1          # refused: nothing written
+        return make(params, op, mode)
 
     monkeypatch.setattr(eft, "kernel", spy)
     for name, fn in warmup.tasks(True):
@@ -168,6 +167,14 @@ def test_warmup_all_asks_for_each_eft_kernel_from_one_group(monkeypatch, fast_pa
     assert set(seen) == want, sorted(want - set(seen))
     assert all(len(gs) == 1 for gs in seen.values()), {k: v for k, v in seen.items()
                                                         if len(v) > 1}
+
+
+def test_warmup_all_asks_for_each_eft_kernel_from_one_group(monkeypatch, fast_paths_on):
+    """The fast twin of the test below: the same requests recorded, but the spy
+    hands back a kernel that refuses (as under FTZ/DAZ), so the calls take the
+    general kernels (the common set's) and none of the 72 pass-1 kernels is
+    compiled here."""
+    _check_eft_requests(monkeypatch, lambda params, op, mode: lambda lo, hi, *a: -1)
 
 
 @pytest.mark.slow      # compiles all 72 pass-1 kernels (minutes on a cold cache)
@@ -175,26 +182,8 @@ def test_warmup_all_compiles_each_eft_kernel_in_one_group(monkeypatch, fast_path
     """`warmup --all` asks for every fp16/bf16 pass-1 kernel (format x op x mode:
     softfloat._kernels.eft.kernel), each from one --jobs group only, so that no
     kernel compiles in two processes at once."""
-    from softfloat import warmup
     from softfloat._kernels import eft
-    real = eft.kernel
-    seen = {}
-    group = [None]
-
-    def spy(params, op, mode):
-        seen.setdefault((tuple(params), int(op), int(mode)), set()).add(group[0])
-        return real(params, op, mode)
-
-    monkeypatch.setattr(eft, "kernel", spy)
-    for name, fn in warmup.tasks(True):
-        g = warmup.group_of(name)
-        if g == "arith" or g.startswith("eft"):
-            group[0] = g
-            fn()
-    want = {(P, op, m) for P in (eft.FP16, eft.BF16) for op in eft.OPS for m in range(6)}
-    assert set(seen) == want, sorted(want - set(seen))
-    assert all(len(gs) == 1 for gs in seen.values()), {k: v for k, v in seen.items()
-                                                        if len(v) > 1}
+    _check_eft_requests(monkeypatch, eft.kernel)
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,8 @@ import time
 import numpy as np
 import pytest
 
+from procs import alive, children
+
 import softfloat as sf
 from sweep_faults import inject
 from softfloat import sweep as S
@@ -445,28 +447,6 @@ def _sweep_child(tmp_path, extra=()):
                             text=True)
 
 
-def _children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            if ppid == pid:
-                out.append(int(d))
-    return out
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 def test_workers_die_with_a_killed_parent(tmp_path):
     p = _sweep_child(tmp_path, ["--jobs", "2"])
@@ -474,15 +454,15 @@ def test_workers_die_with_a_killed_parent(tmp_path):
     deadline = time.time() + 300
     while time.time() < deadline and len(workers) < 2:
         time.sleep(0.5)
-        workers = [c for c in _children(p.pid) if _alive(c)]
+        workers = [c for c in children(p.pid) if alive(c)]
         assert p.poll() is None, p.communicate()
     assert len(workers) >= 2
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     deadline = time.time() + 30
-    while time.time() < deadline and any(_alive(w) for w in workers):
+    while time.time() < deadline and any(alive(w) for w in workers):
         time.sleep(0.2)
-    left = [w for w in workers if _alive(w)]
+    left = [w for w in workers if alive(w)]
     for w in left:
         os.kill(w, signal.SIGKILL)
     assert not left, "workers outlived their parent"

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from procs import alive, children
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -51,28 +53,6 @@ def test_jobs_2_prints_one_coherent_progress_sequence():
     assert "2 processes done" in p.stderr and "FAILED" not in p.stderr
 
 
-def _children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    st = fh.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(st[1]) == pid and st[0] != "Z":
-                out.append(int(d))
-    return out
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and signals")
 @pytest.mark.parametrize("sig", [signal.SIGTERM,
                                  pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
@@ -86,7 +66,7 @@ def test_a_signal_stops_the_worker_processes(tmp_path, sig):
     kids = []
     while time.time() < deadline and len(kids) < 2:
         time.sleep(0.3)
-        kids = _children(p.pid)
+        kids = children(p.pid)
         assert p.poll() is None, p.communicate()
     assert len(kids) == 2
     time.sleep(1.0)
@@ -95,9 +75,9 @@ def test_a_signal_stops_the_worker_processes(tmp_path, sig):
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
     deadline = time.time() + 20
-    while time.time() < deadline and any(_alive(k) for k in kids):
+    while time.time() < deadline and any(alive(k) for k in kids):
         time.sleep(0.2)
-    left = [k for k in kids if _alive(k)]
+    left = [k for k in kids if alive(k)]
     for k in left:
         os.kill(k, signal.SIGKILL)
     assert not left, "warmup's worker processes outlived it"
