@@ -202,7 +202,7 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
     Policies as in `to_bits`; ``daz`` applies to the source operands.
     """
     s = _validate.source_format(src_fmt)
-    if s is FP64:
+    if s == FP64:
         raise ValueError("convert takes encodings of a simulated format; for float64 "
                          "values use softfloat.to_bits")
     d = _validate.target_format(dst_fmt)

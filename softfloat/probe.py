@@ -224,7 +224,6 @@ def plot_tree(tree, path, title=None):
     matplotlib = require("matplotlib", "probe.plot_tree")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    pos = {}
     fig, ax = plt.subplots(figsize=(max(4, len(tree_leaves(tree)) * 0.35), 4))
 
     def walk(t):

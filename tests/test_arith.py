@@ -310,7 +310,7 @@ def ref_to_int(fmt, a, p, ibits, exact):
 # ---------------------------------------------------------------------------
 def interesting(fmt):
     f = get_format(fmt)
-    E, M, S = f.ebits, f.mbits, f.sign_mask
+    M, S = f.mbits, f.sign_mask
     one = f.bias << M
     mags = {0, 1, 2, 3, (1 << M) - 1, 1 << M, (1 << M) + 1, (2 << M) - 1, one, one + 1,
             one - 1, one + (1 << (M - 1)), f.max_bits, f.max_bits - 1,

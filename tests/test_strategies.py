@@ -72,7 +72,6 @@ def test_encodings_dtype_and_every_class(fmt):
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp8_e4m3", "fp32"])
 def test_encodings_respect_options(fmt):
-    f = sf.get_format(fmt)
 
     @settings(max_examples=300, database=None)
     @given(sfst.encodings(fmt, allow_nan=False, allow_infinity=False, allow_subnormal=False))

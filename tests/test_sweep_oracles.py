@@ -160,7 +160,7 @@ def test_oracle_tf32_sources_match_fractions_and_mpfr():
 
 def test_oracle_specials():
     f = sf.get_format("fp16")
-    inf, ninf, qn, sn, one, z, nz = 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x3C00, 0x0000, 0x8000
+    inf, ninf, sn, one, z, nz = 0x7C00, 0xFC00, 0x7C01, 0x3C00, 0x0000, 0x8000
     u = lambda *v: np.array(v, np.uint16)  # noqa: E731
     b, fl = O.oracle_binary("add", u(inf, one, sn, one, z, z), u(ninf, sn, one, 0xBC00, nz, nz), f)
     assert _nan(b[0], f) and fl[0] == 16                      # inf - inf invalid

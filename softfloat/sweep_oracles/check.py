@@ -348,7 +348,7 @@ def _check_simd_fma(layout, dst, mode, method, rest, got, gotf):
     cases with an infinite or NaN operand by the scalar oracle
     (`special_runs`, over the runs the vector kernel flagged); the per-case
     codes, needed only when something mismatches, by the scalar check kernel."""
-    tabc, tabv = rest[0], rest[1]
+    tabv = rest[1]
     E, M, bias, knd = (int(x) for x in dst.params)
     consts = simd.mode_params(E, M, bias, knd, mode, dst.default_nan_bits, False)
     fmt = (np.int64(E), np.int64(M), np.int64(bias), np.int64(knd))

@@ -177,7 +177,7 @@ def _gen(a, out) -> int:
     is_type = "_" not in name
     if is_type:
         t = type_of(name)
-        if t is FP64 and num is None:
+        if t == FP64 and num is None:
             num = 1
         fn = Function(f"{name} {num or 1}", "type", (t,) * (num or 1), t)
         if isinstance(t, str) and (num or 1) != 1:

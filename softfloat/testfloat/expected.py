@@ -64,7 +64,7 @@ def is_snan(bits: np.ndarray, fmt: Format) -> np.ndarray:
 def values(bits: np.ndarray, fmt: Format, daz: bool = False) -> np.ndarray:
     """Exact float64 values (every value of a format of <= 32 bits is one);
     ``daz`` reads subnormals as zero of the same sign."""
-    if fmt is FP64:
+    if fmt == FP64:
         v = np.asarray(bits).astype(np.uint64).view(np.float64)
         tiny_limit = 2.0 ** -1022
     else:
@@ -88,7 +88,7 @@ def expected(function, *ops, options: Options | None = None, **opts):
     o = make_options(options, opts)
     arrs = _check_operands(fn, ops)
     z = fn.result
-    if o.platform is None or not isinstance(z, Format) or z is FP64:
+    if o.platform is None or not isinstance(z, Format) or z == FP64:
         return _expected(fn, arrs, dataclasses.replace(o, platform=None))
     # A platform's NaN rules for this step, fresh NaN included, as a kernel policy
     nan = get_platform(o.platform).nan_policy("cast" if fn.op == "convert" else "result", z)
@@ -136,9 +136,9 @@ def _expected(fn: Function, arrs, o: Options):
         return _from_int(arrs[0], fn.args[0], fn.result, o)
     # float -> float
     z = fn.result
-    if z is FP64:
+    if z == FP64:
         return _to_f64(arrs[0], t0, o)
-    if t0 is FP64:
+    if t0 == FP64:
         return _conv.to_bits(arrs[0].view(np.float64), z, r, return_flags=True, **pol)
     return _conv.convert(arrs[0], t0, z, r, return_flags=True, **pol)
 
@@ -173,7 +173,7 @@ def _to_int(a, fmt: Format, ityp: str, o: Options):
 def _from_int(a, ityp: str, z, o: Options):
     """integer type -> fmt (module docstring)."""
     nb, signed = INT_TYPES[ityp]
-    if z is FP64:                       # 32-bit integers only (parse_function): exact
+    if z == FP64:                       # 32-bit integers only (parse_function): exact
         x = a.view(np.int32) if signed else a
         v = x.astype(np.float64)
         return v.view(np.uint64).copy(), np.zeros(v.shape, np.uint8)

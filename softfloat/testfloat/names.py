@@ -49,7 +49,7 @@ def type_of(tok: str):
 def token(t) -> str:
     if isinstance(t, str):
         return t
-    if t is FP64:
+    if t == FP64:
         return "f64"
     if t.name in TOKEN_OF:
         return TOKEN_OF[t.name]
@@ -88,22 +88,22 @@ def parse_function(name: str) -> Function:
         if isinstance(a, str) and isinstance(z, str):
             raise ValueError(f"{name}: integer-to-integer conversions are not floating point")
         if isinstance(a, str):
-            if z is FP64 and INT_TYPES[a][0] == 64:
+            if z == FP64 and INT_TYPES[a][0] == 64:
                 raise ValueError(f"{name}: 64-bit integers to f64 are not supported")
             return Function(name, "from_int", (a,), z)
         if isinstance(z, str):
-            if a is FP64:
+            if a == FP64:
                 raise ValueError(f"{name}: f64 is supported as a conversion source/target "
                                  f"between float formats only")
             return Function(name, "to_int", (a,), z)
-        if a is FP64 and z is FP64:
+        if a == FP64 and z == FP64:
             raise ValueError(f"{name}: converting f64 to itself is not a test")
         return Function(name, "convert", (a,), z)
     m = re.fullmatch(r"([a-z0-9]+)_(\w+)", name)
     if m:
         t = type_of(m.group(1))
         op = m.group(2)
-        if isinstance(t, str) or t is FP64:
+        if isinstance(t, str) or t == FP64:
             raise ValueError(f"{name}: arithmetic is simulated for formats of at most 32 "
                              f"bits, not {m.group(1)}")
         if op in BINARY or op == "rem":
@@ -132,7 +132,7 @@ def function_names(fmt_tokens=("f16", "bf16", "f8e4m3", "f8e5m2", "f32", "tf32")
         if not isinstance(t, str):
             raise TypeError(f"expected type tokens such as 'f16', got {type(t).__name__}")
         k = type_of(t)
-        if isinstance(k, str) or k is FP64:
+        if isinstance(k, str) or k == FP64:
             raise ValueError(f"{t!r}: list takes float format tokens (f16, bf16, f32, tf32, "
                              f"f8e4m3, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, e<E>m<M>[fn|fnuz])")
     out = []
@@ -149,7 +149,7 @@ def dtype_of(t) -> np.dtype:
     if isinstance(t, str):
         return np.dtype(np.uint8) if t == "bool" else (
             np.dtype(np.uint64) if INT_TYPES[t][0] == 64 else np.dtype(np.uint32))
-    if t is FP64:
+    if t == FP64:
         return np.dtype(np.uint64)
     return t.dtype
 
@@ -162,7 +162,7 @@ def bit_width(t) -> int:
         return 1
     if isinstance(t, str):
         return INT_TYPES[t][0]
-    return 64 if t is FP64 else t.nbits
+    return 64 if t == FP64 else t.nbits
 
 
 def hex_width(t) -> int:

@@ -72,7 +72,7 @@ def _value_repr(bits: int, t) -> str:
     b = np.array([bits], np.uint64)
     if is_nan(b, t)[0]:
         kind = "sNaN" if is_snan(b, t)[0] else "NaN"
-        sign = "-" if (int(bits) >> (t.nbits - 1 if t is not FP64 else 63)) & 1 else ""
+        sign = "-" if (int(bits) >> (t.nbits - 1 if t != FP64 else 63)) & 1 else ""
         return f"{sign}{kind}"
     return repr(float(values(b, t, False)[0]))
 
@@ -80,14 +80,14 @@ def _value_repr(bits: int, t) -> str:
 def _ordinal(bits: np.ndarray, t) -> np.ndarray:
     """Monotone integer of an encoding (adjacent values differ by 1; -0 == +0)."""
     b = bits.astype(np.int64)
-    nb = 64 if t is FP64 else t.nbits
+    nb = 64 if t == FP64 else t.nbits
     sign = (b >> (nb - 1)) & 1
     mag = b & ((1 << (nb - 1)) - 1)
     return np.where(sign == 1, -mag, mag)
 
 
 def _is_zero(bits, t):
-    nb = 64 if t is FP64 else t.nbits
+    nb = 64 if t == FP64 else t.nbits
     return (bits.astype(np.uint64) & np.uint64((1 << (nb - 1)) - 1)) == 0
 
 
@@ -232,7 +232,7 @@ def _classify(fn: Function, ops, er, ef, gr, gf, o: Options, check_nans: bool, a
                 cands.append((dict(rounding=r.label), "rounding_mode",
                               f"the result of rounding {r.label} (-r{ROUND_NAME[r]})"))
     if isinstance(z, Format):
-        if z.kind == "ieee" or z is FP64:
+        if z.kind == "ieee" or z == FP64:
             cands += [(dict(overflow="saturate"), "saturation",
                        "largest finite value where infinity was expected (saturation)"),
                       (dict(overflow="ieee"), "saturation",
@@ -250,7 +250,7 @@ def _classify(fn: Function, ops, er, ef, gr, gf, o: Options, check_nans: bool, a
                 mark(m, c, d)
     if isinstance(z, Format):
         tiny = (~ez) & ((er.astype(np.uint64) & np.uint64((1 << (z.nbits - 1)) - 1))
-                        < np.uint64(1 << z.mbits)) if z is not FP64 else np.zeros(n, bool)
+                        < np.uint64(1 << z.mbits)) if z != FP64 else np.zeros(n, bool)
         mark(tiny & gz, "flush_to_zero", "subnormal result flushed to zero")
         near = (np.abs(_ordinal(er, z) - _ordinal(gr, z)) == 1) & ~en & ~gn
         mark(near, "one_ulp", "one ulp off")
