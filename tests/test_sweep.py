@@ -528,6 +528,37 @@ def test_budget_helpers():
     assert r.done == 5 and r.note == "" and r.coverage == 1.0
 
 
+def test_budget_import_path_and_chunks():
+    """softfloat.budget (validation's import path) is the package's budget module's
+    Budget; chunk_ranges cuts [0, total) by shard_range, covering it exactly."""
+    from softfloat import budget as B
+    from softfloat.sweep import budget as SB
+    assert B.Budget is SB.Budget and B.chunk_ranges is SB.chunk_ranges
+    got = B.chunk_ranges(10, 4, offset=100)
+    assert got == [(100, 103), (103, 106), (106, 110)]
+    assert got == [tuple(100 + v for v in S.shard_range(k, 3, 10)) for k in range(3)]
+
+
+def test_worker_functions_pickle_by_module_path():
+    """What a spawned worker or a Dask worker receives (the shard function, the
+    pool initializer, verify's shard job) is pickled by module path and resolves
+    to the same function in a fresh interpreter."""
+    import pickle
+    from softfloat.sweep import backends
+    from softfloat.verify import engine as VE
+    fns = [E._worker, E.dask_shard, backends._worker_init, VE._shard_job]
+    blob = pickle.dumps(fns).hex()
+    code = ("import pickle, sys; fns = pickle.loads(bytes.fromhex(sys.argv[1])); "
+            "print(' '.join(f.__module__ + '.' + f.__qualname__ for f in fns))")
+    p = subprocess.run([sys.executable, "-c", code, blob], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["softfloat.sweep.engine._worker",
+                                "softfloat.sweep.engine.dask_shard",
+                                "softfloat.sweep.backends._worker_init",
+                                "softfloat.verify.engine._shard_job"]
+
+
 # ---------------------------------------------------------------------------
 # the Dask backend
 def test_dask_backend_gives_the_process_report(tmp_path):
