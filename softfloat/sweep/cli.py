@@ -18,6 +18,7 @@ from .files import check_writable
 from .spaces import FAMILIES, Space, _default_shards, _space_kw, check_sizes, require, total_cases
 from .table import _line, run_table, table_runs, write_results
 
+
 def _positive(name):
     def conv(s):
         try:
