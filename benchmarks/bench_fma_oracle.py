@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     import numpy as np
     import softfloat as sf
     from softfloat import sweep as S
+    from softfloat.sweep.engine import _subject
     from softfloat import sweep_oracles as O
     from softfloat.sweep_oracles import check as C
 
@@ -64,7 +65,7 @@ def main(argv=None) -> int:
         lo = (sp.total // 2) // n * n if name != "c=1.0" else 0
         tk = ts = tc = 0.0
         for s, ops, lay in sp.blocks(lo, lo + n):
-            dk, (got, gotf) = best(lambda: S._subject(sp, mode, ops))
+            dk, (got, gotf) = best(lambda: _subject(sp, mode, ops))
             C.USE_SIMD = True
             d1, r1 = best(lambda: O.check_block("fma", lay, f, f, mode, mc, got, gotf))
             C.USE_SIMD = False

@@ -23,6 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from softfloat import sweep as S                 # noqa: E402
+from softfloat.sweep import engine as E          # noqa: E402
 from softfloat import sweep_oracles as O         # noqa: E402
 from softfloat.rounding import DETERMINISTIC_MODES  # noqa: E402
 from softfloat.sweep_oracles import check as C   # noqa: E402
@@ -75,7 +76,7 @@ def measure(op, fmt, mode, n_log2, pieces, scalar):
     S.run_sweep(op, fmt, mode, shards=shards, shard_ids=ids[:1])      # compile
     if scalar:
         _scalar_check_warm(op, fmt, mode, shards, ids[0])
-    with Timer(S, "_subject") as tk, Timer(O, "check_block",
+    with Timer(E, "_subject") as tk, Timer(O, "check_block",
                                            _scalar_check if scalar else None) as to:
         w0, c0 = time.perf_counter(), time.process_time()
         rep = S.run_sweep(op, fmt, mode, shards=shards, shard_ids=ids)

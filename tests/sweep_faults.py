@@ -1,4 +1,4 @@
-"""Fault injection for the sweep engine's tests: wrap `softfloat.sweep._subject`
+"""Fault injection for the sweep engine's tests: wrap `softfloat.sweep.engine._subject`
 (the library side of a sweep) so that chosen cases come back wrong."""
 import numpy as np
 
@@ -8,10 +8,10 @@ FAULTS = {0x3C00 * 65536 + 0x4000: ("bits", 1), 0x3C00 * 65536 + 0x4001: ("flags
           0x3C01 * 65536 + 0x7E05: ("bits", 2)}
 
 
-def inject(monkeypatch, S, bad=FAULTS):
-    """Make S._subject (S: softfloat.sweep) return ``bad``'s cases wrong; the
+def inject(monkeypatch, E, bad=FAULTS):
+    """Make E._subject (E: softfloat.sweep.engine) return ``bad``'s cases wrong; the
     case index is counted from the block's first a (the shard's a << 16)."""
-    real = S._subject
+    real = E._subject
 
     def subject(sp, mode, ops):
         r, fl = real(sp, mode, ops)
@@ -25,4 +25,4 @@ def inject(monkeypatch, S, bad=FAULTS):
                 else:
                     fl[k] ^= 1
         return r, fl
-    monkeypatch.setattr(S, "_subject", subject)
+    monkeypatch.setattr(E, "_subject", subject)

@@ -64,7 +64,8 @@ MODE_READS = {
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
     "softfloat/mx.py": {f: _DISPATCH for f in ("_prepare", "quantize_per_tensor")},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
-    "softfloat/sweep.py": {f: "which modes a sweep covers" for f in ("run_shard", "run_sweep")},
+    "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
+                                   for f in ("run_shard", "run_sweep")},
     "softfloat/testfloat/options.py": {"Options.__post_init__": "TestFloat's mode options"},
     "softfloat/testfloat/verify.py": {"_classify": "TestFloat's report per mode"},
     "softfloat/verify/engine.py": {"verify": "refuses stochastic rounding (no single right answer)"},

@@ -20,6 +20,8 @@ from procs import alive, children
 import softfloat as sf
 from sweep_faults import inject
 from softfloat import sweep as S
+from softfloat.sweep import engine as E
+from softfloat.sweep.spaces import _family
 from softfloat import sweep_oracles as O
 
 MODES = list(sf.DETERMINISTIC_MODES)
@@ -124,14 +126,14 @@ def test_tf32_sweeps_exhaustive(monkeypatch):
         S.Space("convert:fp16", "fp32")
     # a NaN payload dropped in tf32 -> fp16 (signaling NaN 0x3fc01: expected
     # 0x7e01, the quieted payload) is a mismatch unless any NaN is accepted
-    real = S._subject
+    real = E._subject
 
     def subject(sp, mode, ops):
         r, fl = real(sp, mode, ops)
         r = r.copy()
         r[0x3FC01] = 0x7E00
         return r, fl
-    monkeypatch.setattr(S, "_subject", subject)
+    monkeypatch.setattr(E, "_subject", subject)
     rep = S.run_sweep("convert:fp16", "tf32", "nearest_even")
     assert rep["mismatches"] == 1 and rep["first_mismatches"][0]["expected"] == "0x7e01"
     assert rep["first_mismatches"][0]["operands"] == ["0x3fc01"]
@@ -141,7 +143,7 @@ def test_tf32_sweeps_exhaustive(monkeypatch):
 # ---------------------------------------------------------------------------
 # the engine finds faults
 def _faulty(monkeypatch, flip_bits=None, flip_flags=None):
-    real = S._subject
+    real = E._subject
 
     def subject(sp, mode, ops):
         r, fl = real(sp, mode, ops)
@@ -151,7 +153,7 @@ def _faulty(monkeypatch, flip_bits=None, flip_flags=None):
         if flip_flags is not None and flip_flags < r.size:
             fl[flip_flags] ^= 2
         return r, fl
-    monkeypatch.setattr(S, "_subject", subject)
+    monkeypatch.setattr(E, "_subject", subject)
 
 
 def test_engine_reports_injected_mismatches(monkeypatch):
@@ -172,7 +174,7 @@ def test_engine_finds_binary_faults_through_the_simd_kernels(monkeypatch):
     """A flipped result bit (finite operands: the SIMD kernel), a flipped flag and
     a wrong NaN payload (a NaN operand: the scalar special pass) in fp16 division
     sweeps are all reported, with their operands and expectations."""
-    inject(monkeypatch, S)
+    inject(monkeypatch, E)
     for mode in ("nearest_even", "upward"):
         rep = S.run_sweep("div", "fp16", mode, shards=1 << 16, shard_ids=[0x3C00, 0x3C01])
         assert (rep["bits_mismatches"], rep["flag_mismatches"]) == (2, 1), rep
@@ -185,14 +187,14 @@ def test_engine_finds_binary_faults_through_the_simd_kernels(monkeypatch):
 
 
 def test_nan_patterns_are_compared_unless_any_nan(monkeypatch):
-    real = S._subject
+    real = E._subject
 
     def subject(sp, mode, ops):
         r, fl = real(sp, mode, ops)
         r = r.copy()
         r[0x7E00] = 0xFF           # a NaN of e4m3 with the other sign
         return r, fl
-    monkeypatch.setattr(S, "_subject", subject)
+    monkeypatch.setattr(E, "_subject", subject)
     rep = S.run_sweep("convert:fp8_e4m3", "fp16", "nearest_even")
     assert rep["mismatches"] == 1 and rep["first_mismatches"][0]["operands"] == ["0x7e00"]
     assert rep["first_mismatches"][0]["expected"] == "0x7f"
@@ -213,8 +215,8 @@ def test_resume_skips_finished_shards(tmp_path, monkeypatch):
     assert files == [f"shard_{k:05d}.json" for k in range(4)]
     os.remove(os.path.join(out, name + ".shards", "shard_00002.json"))
     calls = []
-    real = S.run_shard
-    monkeypatch.setattr(S, "run_shard", lambda k, *a, **kw: calls.append(k) or real(k, *a, **kw))
+    real = E.run_shard
+    monkeypatch.setattr(E, "run_shard", lambda k, *a, **kw: calls.append(k) or real(k, *a, **kw))
     rep2 = S.run_sweep("convert:bf16", "fp16", "upward", shards=4, out=out, resume=True)
     assert calls == [2]
     assert rep2["cases"] == rep["cases"] == 1 << 16 and rep2["exhaustive"]
@@ -290,16 +292,16 @@ def test_operand_sets_and_family():
         S.Space("fma", "fp16", c=1, c_family="cancel")
     a = sf.to_bits(np.array([3.0]), "fp16")
     b = sf.to_bits(np.array([5.0]), "fp16")
-    c = S._family(a, b, np.arange(16), sf.FP16)
+    c = _family(a, b, np.arange(16), sf.FP16)
     v = sf.from_bits(c, "fp16")
     assert v[5] == -15.0 and v[11] == 15.0 and list(v[12:]) == [0.0, 0.0, 65504.0, -65504.0]
     assert np.signbit(v[13]) and v[4] == -15.0 + 2 ** -7 and v[6] == -15.0 - 2 ** -7
     # cancel4: -RN(a*b) and its two neighbours, then one extreme chosen by (a ^ b) & 3
     assert S.total_cases("fma", "fp16", c_family="cancel4") == 1 << 34
-    c4 = S._family(a, b, np.arange(4), sf.FP16, "cancel4")
+    c4 = _family(a, b, np.arange(4), sf.FP16, "cancel4")
     assert list(c4) == list(c[[4, 5, 6, 12 + ((int(a[0]) ^ int(b[0])) & 3)]])
     aa = np.arange(4, dtype=np.uint16)
-    ext = S._family(aa, np.zeros(4, np.uint16), np.full(4, 3), sf.FP16, "cancel4")
+    ext = _family(aa, np.zeros(4, np.uint16), np.full(4, 3), sf.FP16, "cancel4")
     assert [int(x) for x in ext] == [0, 0x8000, 0x7BFF, 0xFBFF]
     with pytest.raises(ValueError, match="unknown c_family"):
         S.Space("fma", "fp16", c_family="cancel8")
@@ -354,8 +356,8 @@ def _shard(out, k):
 
 def _recomputed(monkeypatch):
     calls = []
-    real = S.run_shard
-    monkeypatch.setattr(S, "run_shard", lambda k, *a, **kw: calls.append(k) or real(k, *a, **kw))
+    real = E.run_shard
+    monkeypatch.setattr(E, "run_shard", lambda k, *a, **kw: calls.append(k) or real(k, *a, **kw))
     return calls
 
 
@@ -415,7 +417,7 @@ def test_resume_recomputes_old_unsigned_shard(tmp_path, monkeypatch):
 def test_unwritable_out_is_status_2_before_any_work(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    monkeypatch.setattr(S, "run_shard", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(E, "run_shard", lambda *a, **k: pytest.fail("work started"))
     assert S.main(["fp16", "convert:bf16", "--out", str(blocker / "sub"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "cannot write to --out" in err and "Traceback" not in err
@@ -524,6 +526,37 @@ def test_budget_helpers():
     assert r.done == len(done) < 100 and "every" in r.note and done[:2] == [0, 1]
     r = S.run_within_budget(range(5), lambda x: None, 10.0)
     assert r.done == 5 and r.note == "" and r.coverage == 1.0
+
+
+def test_budget_import_path_and_chunks():
+    """softfloat.budget (validation's import path) is the package's budget module's
+    Budget; chunk_ranges cuts [0, total) by shard_range, covering it exactly."""
+    from softfloat import budget as B
+    from softfloat.sweep import budget as SB
+    assert B.Budget is SB.Budget and B.chunk_ranges is SB.chunk_ranges
+    got = B.chunk_ranges(10, 4, offset=100)
+    assert got == [(100, 103), (103, 106), (106, 110)]
+    assert got == [tuple(100 + v for v in S.shard_range(k, 3, 10)) for k in range(3)]
+
+
+def test_worker_functions_pickle_by_module_path():
+    """What a spawned worker or a Dask worker receives (the shard function, the
+    pool initializer, verify's shard job) is pickled by module path and resolves
+    to the same function in a fresh interpreter."""
+    import pickle
+    from softfloat.sweep import backends
+    from softfloat.verify import engine as VE
+    fns = [E._worker, E.dask_shard, backends._worker_init, VE._shard_job]
+    blob = pickle.dumps(fns).hex()
+    code = ("import pickle, sys; fns = pickle.loads(bytes.fromhex(sys.argv[1])); "
+            "print(' '.join(f.__module__ + '.' + f.__qualname__ for f in fns))")
+    p = subprocess.run([sys.executable, "-c", code, blob], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["softfloat.sweep.engine._worker",
+                                "softfloat.sweep.engine.dask_shard",
+                                "softfloat.sweep.backends._worker_init",
+                                "softfloat.verify.engine._shard_job"]
 
 
 # ---------------------------------------------------------------------------

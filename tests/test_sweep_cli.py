@@ -12,6 +12,7 @@ import threading
 import pytest
 
 from softfloat import sweep as S
+from softfloat.sweep import engine as E
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,7 +50,7 @@ def test_shards_are_sized_to_the_sample(tmp_path):
 def test_sizes_and_bad_arguments_are_one_line_status_2(args, says, tmp_path, monkeypatch,
                                                        capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(S, "run_shard", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(E, "run_shard", lambda *a, **k: pytest.fail("work started"))
     assert S.main(args + ["--quiet"]) == 2
     assert says in _one_line_error(capsys.readouterr().err)
     assert os.listdir(tmp_path) == []                  # nothing written

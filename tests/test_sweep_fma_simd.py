@@ -18,7 +18,8 @@ import pytest
 import softfloat as sf
 from sweep_faults import inject
 from softfloat import sweep_oracles as O
-from softfloat.sweep import Space, _family
+from softfloat.sweep import Space
+from softfloat.sweep.spaces import _family
 from softfloat.sweep_oracles import check as C
 from softfloat.sweep_oracles import simd_fma as SF
 
@@ -300,7 +301,8 @@ def test_engine_reports_fma_faults(monkeypatch):
     finite operands (the vector kernel), a flipped flag, a wrong NaN payload
     (a NaN operand: the scalar special pass) are all reported."""
     from softfloat import sweep as S
-    inject(monkeypatch, S)
+    from softfloat.sweep import engine
+    inject(monkeypatch, engine)
     for mode in ("nearest_even", "downward"):
         rep = S.run_sweep("fma", "fp16", mode, c=0x3C00, shards=1 << 16,
                           shard_ids=[0x3C00, 0x3C01])

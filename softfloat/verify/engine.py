@@ -26,6 +26,8 @@ from collections import Counter
 import numpy as np
 
 from .. import sweep as SW
+from ..sweep.backends import _Progress, _builtin_names
+from ..sweep.files import _seal, _shard_path, _write_json
 from ..rounding import Rounding, get_rounding
 from .impls import as_impl
 from .ops import DEFAULTS, Op, get_op, normalize_policies
@@ -276,7 +278,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
            "space": _jsonable(_space_key(space)), "seed": int(seed), "shards": nsh,
            "impl": _impl_name(impl_spec), "check_nan": bool(check_nan)}
     name = _run_name(o, mode, cfg)
-    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in SW._builtin_names() else o.fmt.name,
+    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in _builtin_names() else o.fmt.name,
              "space": space, "seed": seed, "impl": impl_spec, "shards": nsh,
              "setting": setting, "check_nan": bool(check_nan), "keep": keep, "config": cfg}
     results = _run_pass(task0, nsh, sp.total, out, name, resume, jobs, backend, scheduler,
@@ -314,7 +316,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
                                       backend, scheduler, progress, rep))
     rep.seconds = round(time.perf_counter() - t0, 3)
     if out:
-        SW._write_json(os.path.join(out, name + ".json"), rep.to_dict())
+        _write_json(os.path.join(out, name + ".json"), rep.to_dict())
     return rep
 
 
@@ -373,7 +375,7 @@ def _run_pass(task0, nsh, total, out, name, resume, jobs, backend, scheduler, pr
     results, todo = [], []
     cfg = _jsonable(task0["config"])
     for k in range(nsh):
-        path = SW._shard_path(out, name, k) if out else None
+        path = _shard_path(out, name, k) if out else None
         lo, hi = SW.shard_range(k, nsh, total)
         if resume and path and os.path.exists(path):
             try:
@@ -385,9 +387,9 @@ def _run_pass(task0, nsh, total, out, name, resume, jobs, backend, scheduler, pr
                 print(f"warning: {exc}; recomputing shard {k}", file=sys.stderr)
         t = dict(task0, shard=k, config=cfg)
         todo.append((t, path))
-    bar = SW._Progress(label, int(sum(SW.shard_range(t["shard"], nsh, total)[1]
-                                      - SW.shard_range(t["shard"], nsh, total)[0]
-                                      for t, _ in todo)), progress)
+    bar = _Progress(label, int(sum(SW.shard_range(t["shard"], nsh, total)[1]
+                                   - SW.shard_range(t["shard"], nsh, total)[0]
+                                   for t, _ in todo)), progress)
 
     def done(r):
         bar.add(r["cases"])
@@ -414,7 +416,7 @@ def _picklable(obj):
 
 def _shard_job(task, path):
     """One shard, sealed (checksummed) and written to ``path`` when given."""
-    r = SW._seal(run_shard(task))
+    r = _seal(run_shard(task))
     if path:
-        SW._write_json(path, r)
+        _write_json(path, r)
     return r
