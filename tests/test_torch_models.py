@@ -1,4 +1,4 @@
-"""softfloat.torch_models: the torch 2.13 CPU sum/mean/cumsum/matmul models.
+"""softfloat.platforms.torch_cpu: the torch 2.13 CPU sum/mean/cumsum/matmul models.
 
 Without torch: the model agrees with softfloat.accumulate evaluating the same
 tree (`cascade_order`), an independent implementation. With torch (skipped per
@@ -12,7 +12,7 @@ import pytest
 
 import softfloat as sf
 import softfloat.probe as P
-from softfloat import torch_models as TM
+from softfloat.platforms import torch_cpu as TM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
