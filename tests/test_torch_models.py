@@ -27,6 +27,13 @@ def _values(rng, n, fmt):
 # ---------------------------------------------------------------------------
 # without torch
 # ---------------------------------------------------------------------------
+def test_softfloat_torch_models_is_the_same_public_api():
+    # README's name for the models: the same objects as softfloat.platforms.torch_cpu's
+    from softfloat import torch_models
+    assert torch_models.__all__ == TM.__all__
+    assert all(getattr(torch_models, n) is getattr(TM, n) for n in TM.__all__)
+
+
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("n,kind", [(7, "ilp"), (70, "inner"), (333, "inner"), (1000, "inner")])
 def test_model_equals_its_tree_through_accumulate(fmt, n, kind):
