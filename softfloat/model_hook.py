@@ -1,6 +1,6 @@
 """The platform model hook: bit-exact accumulation models registered per platform.
 
-A module that transcribes a platform's reduction order (``softfloat.torch_models``
+A module that transcribes a platform's reduction order (``softfloat.platforms.torch_cpu``
 for ``torch_cpu``) registers its functions with `register_model`; the platform
 interpreter (`softfloat.platforms`: ``platform_sum``, ``platform_mean``,
 ``platform_matmul``, ``platform_cumsum``) asks `model_for` first and falls
@@ -16,7 +16,7 @@ __all__ = ["register_model", "model_for", "MODEL_MODULES", "MODEL_OPS"]
 
 MODEL_OPS = ("sum", "mean", "cumsum", "matmul")
 #: platform name -> module that registers its models when imported
-MODEL_MODULES = {"torch_cpu": "softfloat.torch_models"}
+MODEL_MODULES = {"torch_cpu": "softfloat.platforms.torch_cpu"}
 _MODELS: dict = {}
 
 

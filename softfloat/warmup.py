@@ -9,7 +9,8 @@ arrays:
   call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
   mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
   kernel per mode: nearest-even and one other mode each), fma of fp16;
-  sum and matmul of fp16/bf16 with float32 or narrow accumulation;
+  sum and matmul of fp16/bf16 with float32 or narrow accumulation; the torch CPU
+  models (``platform="torch_cpu"``);
 * ``--all``: every kernel and signature the library dispatches to (every host
   dtype and storage dtype, every operation, fp16/bf16 arithmetic in every mode,
   every accumulation model), and the
@@ -90,6 +91,12 @@ def _common():
         sf.matmul(A, B, f, acc=acc) for f in ("fp16", "bf16")
         for acc in ("v100", "a100", "h100", "b200") if (f, acc) != ("bf16", "v100")]))
     t.append(("mx quantize MXFP8/MXFP4/NVFP4", lambda: _mx(sf)))
+    # the torch CPU models (softfloat.platforms.torch_cpu: the cascade kernel)
+    t.append(("sum/mean/cumsum/matmul platform torch_cpu", lambda: (
+        sf.platform_sum(h, "fp16", platform="torch_cpu", threads=2),
+        sf.platform_mean(h, "fp16", platform="torch_cpu"),
+        sf.platform_cumsum(h, "fp16", 0, platform="torch_cpu"),
+        sf.platform_matmul(A, B, "fp16", platform="torch_cpu"))))
     t.append(("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)", _nn_steps))
     # GPU matrix units (softfloat.mma): the fdpa kernels (fast and reference) on
     # uint16 and uint8 operands, with fp32 and fp16 accumulators

@@ -377,3 +377,37 @@ def test_torch_cpu_sample(fmt, dtname):
         assert np.array_equal(_tb(t), ours), (i, np.nonzero(_tb(t) != ours)[0][:5])
     x = np.array([1 + 2.0 ** -11 + 2.0 ** -40, math.pi, 1e-7, 7e4])
     assert np.array_equal(_tb(torch.from_numpy(x).to(dt)), sf.platform_to_bits(x, f, plat))
+
+
+# ---------------------------------------------------------------------------
+# the device table: every device the library describes, and where
+# ---------------------------------------------------------------------------
+def test_device_table_covers_every_record_and_each_lookup_returns_it():
+    import importlib
+
+    from softfloat.mma import ARCHS, MatrixUnit
+    rows = P.devices()
+    by_kind = {k: [d for d in rows if d.kind == k] for k in P.DEVICE_KINDS}
+    # the three registries, read directly, against the table
+    assert [d.name for d in by_kind["platform"]] == sf.platform_names()
+    assert [d.name for d in by_kind["matrix unit"]] == list(ARCHS)
+    assert [d.name for d in by_kind["block-FMA"]] == list(sf.TENSOR_CORE_PRESETS)
+    assert sum(map(len, by_kind.values())) == len(rows) and P.devices("block-FMA") == \
+        by_kind["block-FMA"]
+    want = {"platform": P.Platform, "matrix unit": MatrixUnit, "block-FMA": sf.BlockFMA}
+    for d in rows:
+        rec = eval(d.lookup, {"sf": sf})
+        assert isinstance(rec, want[d.kind]), d
+        fn = d.lookup[3:d.lookup.index("(")]
+        assert getattr(importlib.import_module(d.module), fn) is getattr(sf, fn), d
+        for a in d.aliases:                       # an alias names the same record
+            assert eval(d.lookup.replace(repr(d.name), repr(a)), {"sf": sf}) == rec, (d, a)
+        for f in d.formats:
+            assert sf.block_fma_preset(d.name, f).width == sf.TENSOR_CORE_PRESETS[d.name][f][0]
+    # a platform with transcribed models names their module; importing it registers them
+    cpu = next(d for d in rows if d.name == "torch_cpu")
+    from softfloat.model_hook import model_for
+    assert importlib.import_module(cpu.models).torch_cpu_sum is model_for("torch_cpu", "sum")
+    assert [d.models for d in rows if d.models] == [cpu.models]
+    with pytest.raises(ValueError, match="kind must be"):
+        P.devices("gpu")

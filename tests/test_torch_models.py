@@ -1,4 +1,4 @@
-"""softfloat.torch_models: the torch 2.13 CPU sum/mean/cumsum/matmul models.
+"""softfloat.platforms.torch_cpu: the torch 2.13 CPU sum/mean/cumsum/matmul models.
 
 Without torch: the model agrees with softfloat.accumulate evaluating the same
 tree (`cascade_order`), an independent implementation. With torch (skipped per
@@ -12,7 +12,7 @@ import pytest
 
 import softfloat as sf
 import softfloat.probe as P
-from softfloat import torch_models as TM
+from softfloat.platforms import torch_cpu as TM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,6 +27,13 @@ def _values(rng, n, fmt):
 # ---------------------------------------------------------------------------
 # without torch
 # ---------------------------------------------------------------------------
+def test_softfloat_torch_models_is_the_same_public_api():
+    # README's name for the models: the same objects as softfloat.platforms.torch_cpu's
+    from softfloat import torch_models
+    assert torch_models.__all__ == TM.__all__
+    assert all(getattr(torch_models, n) is getattr(TM, n) for n in TM.__all__)
+
+
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("n,kind", [(7, "ilp"), (70, "inner"), (333, "inner"), (1000, "inner")])
 def test_model_equals_its_tree_through_accumulate(fmt, n, kind):

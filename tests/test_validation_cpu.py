@@ -1,6 +1,7 @@
-"""validation/torch_crosscheck.py on the CPU: the --tiny run passes with zero
-mismatches on every exact check; the 2^32-sweep code path (used on CUDA) runs on
-a few chunks; a wrong platform model is caught and its mismatches classified."""
+"""validation/torch_crosscheck.py (its parts in validation/crosscheck/) on the CPU:
+the --tiny run passes with zero mismatches on every exact check; the 2^32-sweep
+code path (used on CUDA) runs on a few chunks; a wrong platform model is caught
+and its mismatches classified."""
 import json
 import os
 import sys
@@ -13,6 +14,7 @@ pytest.importorskip("torch")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from validation import torch_crosscheck as tc  # noqa: E402
+from validation.crosscheck.compare import Result, ulp_distance  # noqa: E402
 
 import softfloat as sf  # noqa: E402
 
@@ -97,7 +99,7 @@ def test_wrong_model_is_caught_and_classified(tmp_path):
 
 def test_classification_of_causes():
     f = sf.get_format("fp16")
-    r = tc.Result("t", "float16", True, False, "synthetic")
+    r = Result("t", "float16", True, False, "synthetic")
     exp = np.array([0x0000, 0x7E00, 0x0001, 0x3C00, 0x3C00, 0x3C00], np.uint16)
     got = np.array([0x8000, 0x7FFF, 0x0000, 0x3C01, 0x3C05, 0x3C00], np.uint16)
     r.add(got, exp, f, [exp], {"tie_rule": lambda m: np.where(got[m] == 0x3C01, 0x3C01, 0)})
@@ -105,7 +107,7 @@ def test_classification_of_causes():
     assert d["causes"] == {"signed_zero": 1, "nan_pattern": 1, "subnormal_flush": 1,
                            "tie_rule": 1, "other": 1}
     assert d["mismatches"] == 4 and d["nan_pattern_mismatches"] == 1 and not d["passed"]
-    b = tc.Result("u", "float16", False, False, "bounded", bounded=True)
+    b = Result("u", "float16", False, False, "bounded", bounded=True)
     b.add(got, exp, f)
     assert b.finish()["max_ulp"] == 5
-    assert tc.ulp_distance(np.array([0x8001], np.uint16), np.array([0x0001], np.uint16), f)[0] == 2
+    assert ulp_distance(np.array([0x8001], np.uint16), np.array([0x0001], np.uint16), f)[0] == 2

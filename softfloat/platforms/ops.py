@@ -415,7 +415,7 @@ def _reduce_setup(what, bits, fmt, axis, platform, order, kw):
 def platform_sum(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.ndarray:
     """Sum of ``fmt`` encodings along ``axis`` (None: all). Where the platform has
     a registered bit-exact model (`softfloat.model_hook`; ``torch_cpu``:
-    `softfloat.torch_models.torch_cpu_sum`, keywords such as ``threads=``) and no
+    `softfloat.platforms.torch_cpu.torch_cpu_sum`, keywords such as ``threads=``) and no
     ``order`` is forced, that model. Otherwise accumulated in the platform's
     ``reduction.accumulate`` format starting from +0, in ``order`` (default: the
     platform's when it is ``sequential``/``pairwise``, else ``pairwise`` -- a
@@ -450,7 +450,7 @@ def platform_mean(bits, fmt, axis=None, platform=None, order=None, **kw) -> np.n
 
 def platform_matmul(a, b, fmt, platform=None, order=None, **kw) -> np.ndarray:
     """``a @ b`` for 2-D arrays of ``fmt`` encodings: the platform's registered
-    model (``torch_cpu``: `softfloat.torch_models.torch_cpu_matmul`, fp16/bf16,
+    model (``torch_cpu``: `softfloat.platforms.torch_cpu.torch_cpu_matmul`, fp16/bf16,
     m, n >= 2, layouts read from the arrays' strides) unless
     ``order="sequential"`` is forced; otherwise products and sums in the
     platform's accumulate format (fma, sequential over k), rounded once to

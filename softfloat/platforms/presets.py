@@ -369,7 +369,7 @@ TORCH_CPU = Platform(
         "2^32; c10 Float8_e8m0fnu.h fp8e8m0fnu_from_fp32_value as observed]: casts['e8m0'] = "
         "'exponent_field'.",
         "sum, mean, cumsum, mm/linear (fp16, bf16; sums also fp32) are transcribed bit for bit in "
-        "softfloat.torch_models (registered model; platform_sum & co. use it) [S, V: probe and "
+        "softfloat.platforms.torch_cpu (registered model; platform_sum & co. use it) [S, V: probe and "
         "validation/torch_crosscheck.py torch_models].",
     ))
 
