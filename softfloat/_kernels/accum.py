@@ -24,9 +24,9 @@ from .._parallel import run_chunks, run_chunks_weighted
 from .arith import add_pre, finish
 from .convert import round_value
 from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INVALID, P_DAZ,
-                   P_MODE, P_OVF, P_SRBITS, RNE, RTZ, addend_branchfree, clz64, inf_bits,
-                   is_stochastic, rand_bits, round_masks, round_pack, unpack, unpack_in_flight,
-                   zero_bits)
+                   P_MODE, P_OVF, P_SRBITS, RDN, RNA, RNE, RTZ, RUP, addend_branchfree, clz64,
+                   inf_bits, is_stochastic, rand_bits, round_masks, round_pack, unpack,
+                   unpack_in_flight, zero_bits)
 from .specialize import fresh_nan, nan_operand
 
 # Program op kinds (see softfloat/accumulate/programs.py).
@@ -374,10 +374,12 @@ def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, b
 #   (width + 1) * 2**(frame_bits + extra + 2) <= 2**53: exact in float64;
 # * S * 2**q is then the exact block value v; while v lies in the accumulator's
 #   normal range, rounding it to p = aM + 1 bits is an operation on v's float64
-#   encoding: toward zero clears the 52 - aM low bits; nearest-even adds
-#   2**(d-1) - 1 + (bit d) and clears them (d = 52 - aM; a carry into the exponent
-#   field is the correct next binade). That is round_pack's result and its only
-#   flag is inexact (v normal: no tininess; the result's exponent checked <= emax).
+#   encoding: add `core.addend_branchfree`'s addend and clear the d = 52 - aM low
+#   bits (toward zero adds 0; nearest-even 2**(d-1) - 1 + (bit d); nearest-away
+#   2**(d-1); away from zero, upward for v > 0 and downward for v < 0, 2**d - 1; a
+#   carry into the exponent field is the correct next binade). That is round_pack's
+#   result and its only flag is inexact (v normal: no tininess; the result's exponent
+#   checked <= emax).
 #   Every other v (tiny, overflowing) goes through `round_pack` itself, and any
 #   output whose row of A, column of B or initial c holds an infinity or NaN, or
 #   whose running accumulator becomes one, is recomputed by `block_fma_one`.
@@ -566,8 +568,9 @@ def block_fma_fast_masks(blk, fin, facc, bpol):
     """The block rounding's `core.round_masks` where `block_fma_fast_chunk` applies
     (see the proof above its kernels), else None: IEEE-style accumulator of <= 24
     bits inside binary32's range, inputs of <= 26 bits inside binary32's range,
-    exact block sums in float64, and the block result rounded toward zero or to
-    nearest even."""
+    exact block sums in float64, and the block result rounded in a mode of
+    `core.addend_branchfree` (nearest-even, nearest-away, upward, downward, toward
+    zero; not odd or stochastic rounding)."""
     width, extra, frame_bits, frame_emin = blk
     iE, iM, ib, ik = fin
     aE, aM, ab, ak = facc
@@ -575,7 +578,7 @@ def block_fma_fast_masks(blk, fin, facc, bpol):
     fin_emin_sub = 1 - ib - iM
     acc_emax = (1 << aE) - 2 - ab
     acc_emin_sub = 1 - ab - aM
-    if not (int(bpol[P_MODE]) in (RNE, RTZ) and ak == 0 and aM <= 23
+    if not (int(bpol[P_MODE]) in (RNE, RNA, RUP, RDN, RTZ) and ak == 0 and aM <= 23
             and acc_emax <= 127 and acc_emin_sub >= -149
             and iM <= 25 and fin_emax <= 127 and fin_emin_sub >= -149
             and (width + 1) * 2.0 ** (frame_bits + extra + 2) <= 2.0 ** 53):
@@ -607,7 +610,7 @@ def block_fma(A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, bpol, 
     bfma_predecode(B.reshape(-1), iE, iM, ib, ik, daz, Bv.reshape(-1), Be.reshape(-1),
                    Bs.reshape(-1))
     if has_c:
-        Cb = np.ascontiguousarray(np.broadcast_to(C, out.shape))
+        Cb = np.array(np.broadcast_to(C, out.shape))      # a writable copy (one signature)
         Cv = np.empty(out.shape, np.float64)
         Ce = np.empty(out.shape, np.int64)
         Cs = np.empty(out.shape, np.uint8)

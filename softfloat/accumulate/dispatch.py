@@ -203,14 +203,15 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
                      model.block if model.order == "blocked" else None)
         if bits is not None:
             return bits, None, 0
-    # One array type for every format (uint32) keeps the number of compiled
-    # specialisations of the kernels at one.
+    # One array type for every format (uint32, C-contiguous, writable: a read-only
+    # view of the caller's fp32 or tf32 encodings would be another type) keeps the
+    # number of compiled specialisations of the kernels at one.
     flg = np.zeros((nb, m, n) if return_flags else (1, 1, 1), np.uint8)
     out = np.empty((nb, m, n), np.uint32)
     u32 = np.uint32
-    A3 = np.ascontiguousarray(A3, u32)
-    Cin = np.ascontiguousarray(C3, u32) if has_c else np.zeros((1, 1, 1), u32)
-    BTin = (np.ascontiguousarray(np.swapaxes(B3, 1, 2), u32) if has_b
+    A3 = np.require(A3, u32, ("C", "W"))
+    Cin = np.require(C3, u32, ("C", "W")) if has_c else np.zeros((1, 1, 1), u32)
+    BTin = (np.require(np.swapaxes(B3, 1, 2), u32, ("C", "W")) if has_b
             else np.zeros((1, 1, 1), u32))
     if isinstance(model, BlockFMA):
         bres = dataclasses.replace(res, rounding=get_rounding(model.rounding))
