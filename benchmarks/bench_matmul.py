@@ -4,8 +4,10 @@
 
 Prints: fp16 matmul with fp32 sequential nearest-even accumulation (the float32
 fast path) at 256x256x256 and 1024x256x1024 as a ratio to numpy's float32 matmul;
-the integer kernel (fp16 accumulation) and the block-FMA (H100 tensor-core) model in
-nanoseconds per multiply-add; summation throughput in elements per second.
+the paper-based block-FMA models (`block_fma_preset`: V100, A100, H100) with their
+fast kernel and its slow twin; the integer kernel (fp16 accumulation), the block-FMA
+models and the H100 matrix unit (softfloat.mma, ``acc="h100"``) in nanoseconds per
+multiply-add; summation throughput in elements per second.
 Each figure is the best of a few runs after a warm-up call (numba compiles on
 first use; cold first-call times are printed too).
 """
@@ -31,7 +33,7 @@ def main(quick=False):
     a = sf.to_bits(rng.standard_normal((8, 8)), "fp16")
     sf.matmul(a, a, "fp16", acc="fp32")
     sf.matmul(a, a, "fp16", acc="fp16")
-    sf.matmul(a, a, "fp16", acc="h100")
+    sf.matmul(a, a, "fp16", acc=sf.block_fma_preset("h100", "fp16"))
     print(f"cold first calls (compile or cache load): {time.perf_counter() - t0:.1f} s")
 
     print("\nfp16 matmul, fp32 sequential RNE accumulation (fast path) vs numpy float32:")
@@ -54,7 +56,7 @@ def main(quick=False):
 
     print("\nblock-FMA (tensor-core) models, 256x256x256 fp16 (target: <= 2 ns per "
           "multiply-add on 2 threads, >= 20x the integer kernel), fast kernel vs its slow twin:")
-    import softfloat.accumulate as _acc
+    import softfloat.accumulate.dispatch as _acc
     from softfloat._kernels import accum as _K
     A = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
     B = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
@@ -63,10 +65,11 @@ def main(quick=False):
     t_np = best(lambda: a32 @ b32)
     t_seq = best(lambda: sf.matmul(A, B, "fp16", acc="fp32"))
     for gpu in ([("h100")] if quick else ["v100", "a100", "h100"]):
-        t_fast = best(lambda: sf.matmul(A, B, "fp16", acc=gpu))
+        model = sf.block_fma_preset(gpu, "fp16")
+        t_fast = best(lambda: sf.matmul(A, B, "fp16", acc=model))
         _acc.block_fma = _K.block_fma_slow
         try:
-            t_slow = best(lambda: sf.matmul(A, B, "fp16", acc=gpu), reps=2)
+            t_slow = best(lambda: sf.matmul(A, B, "fp16", acc=model), reps=2)
         finally:
             _acc.block_fma = _K.block_fma
         print(f"  {gpu}: fast {t_fast * 1e3:7.2f} ms ({t_fast / 256 ** 3 * 1e9:5.2f} ns/MAC)   "
@@ -82,8 +85,9 @@ def main(quick=False):
                       ("integer kernel, fp32 accumulation, flags", dict(acc="fp32",
                                                                         return_flags=True)),
                       ("integer kernel, fp16 pairwise", dict(acc="fp16", order="pairwise")),
-                      ("block-FMA model, h100 preset", dict(acc="h100")),
-                      ("block-FMA model, v100 preset", dict(acc="v100"))):
+                      ("block-FMA model, h100 preset", dict(acc=sf.block_fma_preset("h100"))),
+                      ("block-FMA model, v100 preset", dict(acc=sf.block_fma_preset("v100"))),
+                      ("matrix unit h100 (softfloat.mma)", dict(acc="h100"))):
         t = best(lambda: sf.matmul(A, B, "fp16", **kw))
         print(f"  {label:44s} {t / macs * 1e9:7.1f} ns per multiply-add ({m}x{k}x{n})")
 

@@ -204,6 +204,13 @@ def _all():
     t.append(("sum fp16 kahan", lambda: sf.sum(enc["fp16"][:5], "fp16", kahan=True)))
     # (any uint16 is a bf16 encoding)
     t.append(("matmul bf16 acc=fp32", lambda: sf.matmul(A, B, "bf16", acc="fp32")))
+    # the paper-based BlockFMA presets (the float64 kernel) and the integer twin (odd
+    # rounding is not a mode of the float64 kernel)
+    t.append(("matmul fp16 paper block-FMA presets", lambda: [
+        sf.matmul(A, B, "fp16", acc=sf.block_fma_preset(g, "fp16", o))
+        for g, o in (("v100", "fp32"), ("h100", "fp16"))]))
+    t.append(("matmul fp16 block-FMA integer kernel", lambda: sf.matmul(
+        A, B, "fp16", acc=sf.BlockFMA(4, rounding="odd"))))
     # block-scaled formats (softfloat.mx): one quantize kernel per host dtype
     for dt in (np.float32, np.float64):
         x = np.linspace(-3.0, 3.0, 64).astype(dt)

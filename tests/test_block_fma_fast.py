@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-import softfloat.accumulate as acc_mod
+import softfloat.accumulate.dispatch as acc_mod
 from softfloat._kernels import accum as K
 
 GPU_FMTS = [("v100", "fp16", "fp32"), ("v100", "fp16", "fp16"), ("a100", "fp16", "fp32"),
@@ -142,7 +142,10 @@ def test_policies(pol):
     sf.BlockFMA(4, 0, "fp16", "toward_zero", frame_bits=10, frame_emin=-14),
     sf.BlockFMA(64, 2, "fp32", "toward_zero"),
     sf.BlockFMA(1, 0, "fp32", "toward_zero"),
-    sf.BlockFMA(8, 0, "fp32", "upward"),               # not a fast mode: the slow kernel
+    sf.BlockFMA(8, 0, "fp32", "upward"),
+    sf.BlockFMA(6, 1, "fp32", "downward"),
+    sf.BlockFMA(4, 0, "fp16", "nearest_away", frame_bits=10, frame_emin=-14),
+    sf.BlockFMA(8, 0, "fp32", "odd"),                  # not a fast mode: the slow kernel
 ])
 @pytest.mark.parametrize("fin", ["fp16", "bf16", "e4m3", "e5m2"])
 def test_custom_models(model, fin):
@@ -160,6 +163,38 @@ def test_large_product_takes_the_fast_kernel_and_agrees():
     for fin in ("fp16", "bf16"):
         a = sf.to_bits(rng.standard_normal((96, 200)), fin)
         b = sf.to_bits(rng.standard_normal((200, 150)), fin)
-        assert K.block_fma_fast_ok(16, 2, 23, *sf.get_format(fin).params,
-                                   *sf.FP32.params, (2, 0, 0, 0, 0, 0, 0, 0))
+        assert K.block_fma_fast_masks((16, 2, 23, -126), sf.get_format(fin).params,
+                                      sf.FP32.params, (2, 0, 0, 0, 0, 0, 0, 0)) is not None
         check(a, b, fin, sf.block_fma_preset("h100", fin))
+
+
+@pytest.mark.parametrize("mode", list(sf.Rounding))
+def test_fast_kernel_serves_the_branch_free_modes(mode):
+    """The float64 kernel takes every mode `core.addend_branchfree` rounds in
+    (odd and stochastic rounding go to the slow kernel); the modes it takes are
+    compared with the slow twin above (presets: toward zero and nearest-even;
+    custom models: upward, downward, nearest-away)."""
+    pol = sf.context.kernel_policy(sf.context.resolve(mode), sf.FP32)
+    masks = K.block_fma_fast_masks((8, 0, 23, -126), sf.FP16.params, sf.FP32.params, pol)
+    fast = mode not in (sf.Rounding.ODD, sf.Rounding.STOCHASTIC)
+    assert (masks is not None) == fast
+    if fast:      # one of nearest-even, nearest-away, upward, downward masks, or none
+        assert sum(masks) == (mode != sf.Rounding.TOWARD_ZERO) and masks[4] == 0
+
+
+def test_one_compiled_signature_per_kernel():
+    """Inputs stored in uint32 (fp32, tf32: the caller's arrays, read-only views once
+    broadcast) and an initial c reach the kernels as the same array type as fp16
+    inputs: each accumulation kernel is compiled once, not once per input layout."""
+    rng = np.random.default_rng(4)
+    for fin in ("fp16", "fp32", "tf32"):
+        a = _rand_bits(rng, fin, (5, 9), 3)
+        b = _rand_bits(rng, fin, (9, 4), 3)
+        c = sf.to_bits(rng.standard_normal((5, 4)), "fp32")
+        for acc in (sf.BlockFMA(4, 0), sf.BlockFMA(4, 0, rounding="odd"), "fp16"):
+            sf.matmul(a, b, fin, acc=acc, return_flags=True)
+            if acc != "fp16":
+                sf.matmul(a, b, fin, acc=acc, c=c)
+        sf.matmul(a, b, fin, acc="fp32", c=c, return_flags=True)
+    for kern in (K.block_fma_fast_chunk, K.block_fma_chunk, K.reduce_program_chunk):
+        assert len(kern.signatures) == 1, (kern, kern.signatures)

@@ -107,7 +107,7 @@ def test_ampere_fp16_output_keeps_an_overflowing_block():
     assert float(sf.from_bits(r, "fp16")[0, 0]) == -np.inf and fl[0, 0] & 4
     # the paper-based BlockFMA kernels (fast and slow) no longer drop it either
     from softfloat._kernels import accum as K
-    import softfloat.accumulate as acc_mod
+    import softfloat.accumulate.dispatch as acc_mod
     bf = sf.block_fma_preset("a100", "fp16", "fp16")
     for kern in (K.block_fma, K.block_fma_slow):
         saved = acc_mod.block_fma

@@ -51,14 +51,15 @@ MODE_READS = {
            "differ per mode (module docstring)"
         for f in ("_elem_fma_near", "_elem_dir", "_make")},
     "softfloat/_kernels/accum.py": {
-        "block_fma_fast_ok": "the float64 block-FMA model exists for nearest-even and toward zero",
-        "block_fma_fast_chunk": "the float64 block-FMA model: nearest-even or toward zero"},
+        "block_fma_fast_masks": "the float64 block-FMA model exists for the modes of "
+                                "addend_branchfree; takes the mode apart once per call "
+                                "(round_masks)"},
     "softfloat/_kernels/mx.py": {
         f: "whether to draw random bits (to become core.is_stochastic)"
         for f in ("quantize_chunk", "scale_cast_chunk")},
-    "softfloat/accumulate.py": {
-        f: _DISPATCH for f in ("Accumulator.__post_init__", "_accumulate", "_blas_check",
-                               "_fast_ok", "_values_fast")},
+    "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
+    "softfloat/accumulate/dispatch.py": {
+        f: _DISPATCH for f in ("_accumulate", "_blas_check", "_fast_ok", "_values_fast")},
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},

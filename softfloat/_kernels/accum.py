@@ -9,6 +9,11 @@ payload), so that `specialize.make_nan` can propagate it. A sum of two values is
 the arithmetic core's (`arith.add_pre` + `arith.finish`), rounding a value into a
 format the conversion core's (`convert.round_value`); every rounding goes
 through `core.round_pack`, every NaN through specialize.py.
+
+Parameters travel as tuples, as the policy does: a format as ``Format.params``
+(ebits, mbits, bias, kind code): ``fin`` the inputs', ``facc`` the accumulator's,
+``fprod`` the rounded products'; a block-FMA model as ``blk`` = (width,
+extra_bits, frame_bits, frame_emin). Each kernel unpacks them once.
 """
 import numpy as np
 import math
@@ -19,11 +24,12 @@ from .._parallel import run_chunks, run_chunks_weighted
 from .arith import add_pre, finish
 from .convert import round_value
 from .core import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INVALID, P_DAZ,
-                   P_MODE, P_OVF, P_SRBITS, RNE, RTZ, clz64, inf_bits, is_stochastic,
-                   rand_bits, round_pack, unpack, unpack_in_flight, zero_bits)
+                   P_MODE, P_OVF, P_SRBITS, RDN, RNA, RNE, RTZ, RUP, addend_branchfree, clz64,
+                   inf_bits, is_stochastic, rand_bits, round_masks, round_pack, unpack,
+                   unpack_in_flight, zero_bits)
 from .specialize import fresh_nan, nan_operand
 
-# Program op kinds (see softfloat.accumulate._program).
+# Program op kinds (see softfloat/accumulate/programs.py).
 OP_LEAF, OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C = 0, 1, 2, 3, 4
 
 
@@ -58,11 +64,11 @@ def add_round(c1, s1, e1, m1, c2, s2, e2, m2, E, M, bias, kind, pol, rb):
 
 
 @njit(cache=True)
-def get_term(A, BT, has_b, bt, i, j, k, iE, iM, ib, ik, daz, prod_rounded,
-             pE, pM, pb, pk, ppol, key, ridx):
+def get_term(A, BT, has_b, bt, i, j, k, fin, daz, prod_rounded, fprod, ppol, key, ridx):
     """Term k of output (bt, i, j): A[bt, i, k] (a sum) or its product with
-    BT[bt, j, k], exact or rounded into the product format.
+    BT[bt, j, k], exact or rounded into the product format ``fprod``.
     Returns (cls, sign, exp, sig, flags)."""
+    iE, iM, ib, ik = fin
     ca, sa, ea, ma = unpack_in_flight(A[bt, i, k], iE, iM, ib, ik, daz)
     if not has_b:
         return ca, sa, ea, ma, 0
@@ -72,6 +78,7 @@ def get_term(A, BT, has_b, bt, i, j, k, iE, iM, ib, ik, daz, prod_rounded,
         rb = np.int64(0)
         if is_stochastic(ppol):
             rb = rand_bits(key, ridx, ppol[P_SRBITS])
+        pE, pM, pb, pk = fprod
         bits, f2 = round_value(c, s, e, m, pE, pM, pb, pk, ppol, rb)
         c, s, e, m = unpack_in_flight(bits, pE, pM, pb, pk, ppol[P_DAZ])
         fl |= f2
@@ -86,19 +93,20 @@ def _rb(pol, key, ridx):
 
 
 @njit(cache=True)
-def eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, iE, iM, ib, ik, aE, aM, ab, ak, pol,
-               prod_rounded, pE, pM, pb, pk, ppol, key, ridx):
+def eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, fin, facc, pol, prod_rounded, fprod,
+               ppol, key, ridx):
     """Kahan's compensated sum of the terms of output (bt, i, j): s = first term
     (or c), comp = 0, then per term x: y = x - comp; t = s + y; comp = (t - s) - y;
     s = t; each step rounded into the accumulator. Returns (bits, flags)."""
+    aE, aM, ab, ak = facc
     daz = pol[P_DAZ]
     fl = 0
     if has_c:
         s_bits = np.int64(C[bt, i, j])
         k0 = 0
     else:
-        c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, 0, iE, iM, ib, ik, daz,
-                                  prod_rounded, pE, pM, pb, pk, ppol, key, ridx)
+        c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, 0, fin, daz, prod_rounded,
+                                  fprod, ppol, key, ridx)
         ridx += 1
         s_bits, f2 = round_value(c, s, e, mm, aE, aM, ab, ak, pol, _rb(pol, key, ridx))
         ridx += 1
@@ -106,8 +114,8 @@ def eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, iE, iM, ib, ik, aE, aM, ab, 
         k0 = 1
     comp = zero_bits(np.int64(0), aE, aM, ak)
     for k in range(k0, K):
-        c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, k, iE, iM, ib, ik, daz,
-                                  prod_rounded, pE, pM, pb, pk, ppol, key, ridx)
+        c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, k, fin, daz, prod_rounded,
+                                  fprod, ppol, key, ridx)
         ridx += 1
         fl |= f
         cc, cs, ce, cm = unpack_in_flight(comp, aE, aM, ab, ak, daz)
@@ -136,10 +144,11 @@ def eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, iE, iM, ib, ik, aE, aM, ab, 
 
 
 @njit(cache=True)
-def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib, ik, aE, aM, ab, ak,
-                 pol, prod_rounded, pE, pM, pb, pk, ppol, key, ridx):
+def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, fin, facc, pol, prod_rounded, fprod,
+                 ppol, key, ridx):
     """Run the program ``prog`` (rows (kind, dst, src); the result in slot 0) for
     output (bt, i, j). Returns (bits, flags)."""
+    aE, aM, ab, ak = facc
     daz = pol[P_DAZ]
     fl = 0
     for o in range(prog.shape[0]):
@@ -158,8 +167,8 @@ def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib, ik, aE, aM,
             ridx += 1
             fl |= f
         else:
-            c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, src, iE, iM, ib, ik, daz,
-                                      prod_rounded, pE, pM, pb, pk, ppol, key, ridx)
+            c, s, e, mm, f = get_term(A, BT, has_b, bt, i, j, src, fin, daz,
+                                      prod_rounded, fprod, ppol, key, ridx)
             ridx += 1
             fl |= f
             if kind == OP_LEAF:
@@ -175,16 +184,16 @@ def eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib, ik, aE, aM,
 
 
 @njit(cache=True, nogil=True)
-def reduce_program_chunk(lo, hi, A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots, iE, iM, ib, ik, aE, aM, ab, ak, pol, prod_rounded, pE, pM, pb, pk, ppol, kahan, key):
+def reduce_program_chunk(lo, hi, A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots,
+                         fin, facc, pol, prod_rounded, fprod, ppol, kahan, key):
     """out[bt, i, j] = the sum of the terms k (see `get_term`) evaluated by the
     program ``prog`` (`eval_program`) with every addition rounded into the
-    accumulator format (aE, aM, ab, ak) under ``pol``, or by Kahan's compensated
+    accumulator format ``facc`` under ``pol``, or by Kahan's compensated
     summation (`eval_kahan`) when ``kahan``.
     A: (nb, m, K), BT: (nb, n, K) (B transposed), C/out: (nb, m, n) accumulator
     encodings. Returns the OR of all flags."""
     nb, m, K = A.shape
     n = out.shape[2]
-    total = nb * m * n
     stride = 4 * K + 8                      # random numbers reserved per output
     slots = np.zeros(max(nslots, 1), np.int64)
     fall = 0
@@ -194,13 +203,11 @@ def reduce_program_chunk(lo, hi, A, BT, has_b, C, has_c, out, flg, want_flags, p
         i = r // n
         j = r - i * n
         if kahan:
-            res, fl = eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, iE, iM, ib, ik,
-                                 aE, aM, ab, ak, pol, prod_rounded, pE, pM, pb, pk,
-                                 ppol, key, lin * stride)
+            res, fl = eval_kahan(A, BT, has_b, C, has_c, bt, i, j, K, fin, facc, pol,
+                                 prod_rounded, fprod, ppol, key, lin * stride)
         else:
-            res, fl = eval_program(A, BT, has_b, C, bt, i, j, slots, prog, iE, iM, ib,
-                                   ik, aE, aM, ab, ak, pol, prod_rounded, pE, pM, pb,
-                                   pk, ppol, key, lin * stride)
+            res, fl = eval_program(A, BT, has_b, C, bt, i, j, slots, prog, fin, facc, pol,
+                                   prod_rounded, fprod, ppol, key, lin * stride)
         out[bt, i, j] = res
         if want_flags:
             flg[bt, i, j] = fl
@@ -208,9 +215,12 @@ def reduce_program_chunk(lo, hi, A, BT, has_b, C, has_c, out, flg, want_flags, p
     return fall
 
 
-def reduce_program(A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots, iE, iM, ib, ik, aE, aM, ab, ak, pol, prod_rounded, pE, pM, pb, pk, ppol, kahan, key, chunk=None):
+def reduce_program(A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots, fin, facc, pol,
+                   prod_rounded, fprod, ppol, kahan, key, chunk=None):
     """Runs `reduce_program_chunk` over all outputs in parallel chunks; returns the OR of the flags."""
-    return run_chunks(reduce_program_chunk, out.size, A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots, iE, iM, ib, ik, aE, aM, ab, ak, pol, prod_rounded, pE, pM, pb, pk, ppol, kahan, key)
+    return run_chunks(reduce_program_chunk, out.size, A, BT, has_b, C, has_c, out, flg,
+                      want_flags, prog, nslots, fin, facc, pol, prod_rounded, fprod, ppol, kahan,
+                      key)
 
 
 @njit(cache=True)
@@ -225,9 +235,11 @@ def _trunc_to(sig, x, q):
 
 
 @njit(cache=True)
-def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_emin,
-                  iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol):
+def block_fma_one(A, BT, C, has_c, bt, i, j, K, blk, fin, facc, pol, bpol):
     """One output of the block-FMA model (see `block_fma`). Returns (bits, flags)."""
+    width, extra, frame_bits, frame_emin = blk
+    iE, iM, ib, ik = fin
+    aE, aM, ab, ak = facc
     daz = pol[P_DAZ]
     fl = 0
     if has_c:
@@ -308,10 +320,11 @@ def block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits, frame_
 
 
 @njit(cache=True, nogil=True)
-def block_fma_chunk(lo, hi, A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol):
+def block_fma_chunk(lo, hi, A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, bpol):
     """The block-FMA (tensor-core) model; see softfloat.accumulate.BlockFMA.
 
-    For each output, blocks of ``width`` products in order k = 0, 1, ...: the
+    ``blk`` = (width, extra, frame_bits, frame_emin). For each output, blocks of
+    ``width`` products in order k = 0, 1, ...: the
     block exponent E is the largest unnormalised product exponent (ea + eb,
     subnormal inputs at emin) and that of the running accumulator c (at
     max(floor(log2|c|), frame_emin)); every term (c included) is truncated toward
@@ -321,15 +334,13 @@ def block_fma_chunk(lo, hi, A, BT, C, has_c, out, flg, want_flags, width, extra,
     """
     nb, m, K = A.shape
     n = out.shape[2]
-    total = nb * m * n
     fall = 0
     for lin in range(lo, hi):
         bt = lin // (m * n)
         r = lin - bt * m * n
         i = r // n
         j = r - i * n
-        res, fl = block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra, frame_bits,
-                                frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol)
+        res, fl = block_fma_one(A, BT, C, has_c, bt, i, j, K, blk, fin, facc, pol, bpol)
         out[bt, i, j] = res
         if want_flags:
             flg[bt, i, j] = fl
@@ -337,11 +348,12 @@ def block_fma_chunk(lo, hi, A, BT, C, has_c, out, flg, want_flags, width, extra,
     return fall
 
 
-def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, chunk=None):
+def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, bpol, chunk=None):
     """The reference block-FMA kernel (integer arithmetic, one output at a time):
     the slow twin `block_fma`'s fast path is tested against. Runs `block_fma_chunk`
     over all outputs in parallel chunks; returns the OR of the flags."""
-    return run_chunks(block_fma_chunk, out.size, A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol)
+    return run_chunks(block_fma_chunk, out.size, A, BT, C, has_c, out, flg, want_flags, blk,
+                      fin, facc, pol, bpol)
 
 
 
@@ -350,7 +362,7 @@ def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bi
 # The block-FMA model, fast: float64 arithmetic vectorised over output columns
 # ---------------------------------------------------------------------------
 # Why float64 gives the same bits as `block_fma_one`'s integers (conditions checked
-# by `block_fma_fast_ok`):
+# by `block_fma_fast_masks`):
 # * inputs of at most 26 significant bits inside binary32's range: a product
 #   a*b is exact in float64 (<= 52 bits, |a*b| in [2**-298, 2**256]);
 # * the block's quantum 2**q, q = E - frame_bits - extra, is a power of two, so
@@ -362,10 +374,12 @@ def block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bi
 #   (width + 1) * 2**(frame_bits + extra + 2) <= 2**53: exact in float64;
 # * S * 2**q is then the exact block value v; while v lies in the accumulator's
 #   normal range, rounding it to p = aM + 1 bits is an operation on v's float64
-#   encoding: toward zero clears the 52 - aM low bits; nearest-even adds
-#   2**(d-1) - 1 + (bit d) and clears them (d = 52 - aM; a carry into the exponent
-#   field is the correct next binade). That is round_pack's result and its only
-#   flag is inexact (v normal: no tininess; the result's exponent checked <= emax).
+#   encoding: add `core.addend_branchfree`'s addend and clear the d = 52 - aM low
+#   bits (toward zero adds 0; nearest-even 2**(d-1) - 1 + (bit d); nearest-away
+#   2**(d-1); away from zero, upward for v > 0 and downward for v < 0, 2**d - 1; a
+#   carry into the exponent field is the correct next binade). That is round_pack's
+#   result and its only flag is inexact (v normal: no tininess; the result's exponent
+#   checked <= emax).
 #   Every other v (tiny, overflowing) goes through `round_pack` itself, and any
 #   output whose row of A, column of B or initial c holds an infinity or NaN, or
 #   whose running accumulator becomes one, is recomputed by `block_fma_one`.
@@ -397,19 +411,23 @@ def _f64_exp(v):
 
 
 @njit(cache=True, nogil=True)
-def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c, A, BT, C, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol):
+def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c, A, BT, C, out,
+                         flg, want_flags, blk, fin, facc, pol, bpol, masks):
     """Outputs [lo, hi) (linear over (nb, m, n)) of the block-FMA model, row segment
     by row segment, vectorised over the columns j (see the proof above).
     Av, Ae: (nb, m, K) values and binade exponents of A; Bv, Be: (nb, K, n) of B;
     *spec: 1 where an infinity or NaN sits (A, B per element; Cspec per output);
-    Cv: (nb, m, n) values of c. A, BT, C: the encodings, for `block_fma_one`."""
+    Cv: (nb, m, n) values of c. A, BT, C: the encodings, for `block_fma_one`.
+    ``masks``: the block rounding's `core.round_masks` (`block_fma_fast_masks`)."""
+    width, extra, frame_bits, frame_emin = blk
+    aE, aM, ab, ak = facc
+    m_rne, m_rna, m_up, m_dn, m_odd = masks
     nb, m, K = Av.shape
     n = Bv.shape[2]
     daz = pol[P_DAZ]
-    rne = np.int64(1) if bpol[P_MODE] == RNE else np.int64(0)
     drop = 52 - aM
     low = (np.int64(1) << drop) - 1
-    half = (np.int64(1) << (drop - 1)) - 1
+    half = np.int64(1) << (drop - 1)
     mmask = (np.int64(1) << aM) - 1
     emin = 1 - ab
     emax = (np.int64(1) << aE) - 2 - ab
@@ -492,7 +510,9 @@ def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c,
                 Vf[jj] = S[jj] * p2[jj]                    # exact: S * 2**q
                 vb = Vi[jj]
                 ex = ((vb >> 52) & 0x7FF) - 1023
-                rb = (vb + rne * (half + ((vb >> drop) & 1))) & ~low
+                add = addend_branchfree((vb >> 63) & 1, (vb >> drop) & 1, half, m_rne, m_rna,
+                                        m_up, m_dn)
+                rb = (vb + add) & ~low
                 rex = ((rb >> 52) & 0x7FF) - 1023
                 good = (emin <= ex) & (rex <= emax) & (Emax[jj] >= zhalf) & (S[jj] != 0.0)
                 ok[jj] = good
@@ -524,9 +544,8 @@ def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c,
         for jj in range(L):
             j = j0 + jj
             if redo[jj]:
-                res, f = block_fma_one(A, BT, C, has_c, bt, i, j, K, width, extra,
-                                       frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab,
-                                       ak, pol, bpol)
+                res, f = block_fma_one(A, BT, C, has_c, bt, i, j, K, blk, fin, facc, pol,
+                                       bpol)
                 out[bt, i, j] = res
                 fl[jj] = f
             elif edge[jj]:
@@ -545,32 +564,39 @@ def block_fma_fast_chunk(lo, hi, Av, Ae, Aspec, Bv, Be, Bspec, Cv, Cspec, has_c,
     return fall
 
 
-def block_fma_fast_ok(width, extra, frame_bits, iE, iM, ib, ik, aE, aM, ab, ak, bpol):
-    """Whether `block_fma_fast_chunk` applies (see the proof above its kernels):
-    IEEE-style accumulator of <= 24 bits inside binary32's range, inputs of <= 26
-    bits inside binary32's range, exact block sums in float64, and the block result
-    rounded toward zero or to nearest even."""
+def block_fma_fast_masks(blk, fin, facc, bpol):
+    """The block rounding's `core.round_masks` where `block_fma_fast_chunk` applies
+    (see the proof above its kernels), else None: IEEE-style accumulator of <= 24
+    bits inside binary32's range, inputs of <= 26 bits inside binary32's range,
+    exact block sums in float64, and the block result rounded in a mode of
+    `core.addend_branchfree` (nearest-even, nearest-away, upward, downward, toward
+    zero; not odd or stochastic rounding)."""
+    width, extra, frame_bits, frame_emin = blk
+    iE, iM, ib, ik = fin
+    aE, aM, ab, ak = facc
     fin_emax = (1 << iE) - 2 - ib
     fin_emin_sub = 1 - ib - iM
     acc_emax = (1 << aE) - 2 - ab
     acc_emin_sub = 1 - ab - aM
-    return (int(bpol[P_MODE]) in (RNE, RTZ) and ak == 0 and aM <= 23
+    if not (int(bpol[P_MODE]) in (RNE, RNA, RUP, RDN, RTZ) and ak == 0 and aM <= 23
             and acc_emax <= 127 and acc_emin_sub >= -149
             and iM <= 25 and fin_emax <= 127 and fin_emin_sub >= -149
-            and (width + 1) * 2.0 ** (frame_bits + extra + 2) <= 2.0 ** 53)
+            and (width + 1) * 2.0 ** (frame_bits + extra + 2) <= 2.0 ** 53):
+        return None
+    return round_masks(bpol[P_MODE])
 
 
-def block_fma(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol, bpol, chunk=None):
+def block_fma(A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, bpol, chunk=None):
     """The block-FMA model over all outputs (see `block_fma_chunk` for the model):
-    the float64 fast kernel where `block_fma_fast_ok`, else `block_fma_slow`.
-    Bit for bit the same results and flags (tests/test_accumulate.py compares them).
-    Returns the OR of the flags."""
-    if not block_fma_fast_ok(width, extra, frame_bits, iE, iM, ib, ik, aE, aM, ab, ak, bpol):
-        return block_fma_slow(A, BT, C, has_c, out, flg, want_flags, width, extra,
-                              frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol,
-                              bpol)
-    nb, m, K = A.shape
-    n = out.shape[2]
+    the float64 fast kernel where `block_fma_fast_masks` allows, else
+    `block_fma_slow`. Bit for bit the same results and flags
+    (tests/test_block_fma_fast.py compares them). Returns the OR of the flags."""
+    masks = block_fma_fast_masks(blk, fin, facc, bpol)
+    if masks is None:
+        return block_fma_slow(A, BT, C, has_c, out, flg, want_flags, blk, fin, facc, pol, bpol)
+    iE, iM, ib, ik = fin
+    aE, aM, ab, ak = facc
+    K = A.shape[2]
     B = np.ascontiguousarray(np.swapaxes(BT, 1, 2))
     daz = pol[P_DAZ]
     Av = np.empty(A.shape, np.float64)
@@ -584,7 +610,7 @@ def block_fma(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, f
     bfma_predecode(B.reshape(-1), iE, iM, ib, ik, daz, Bv.reshape(-1), Be.reshape(-1),
                    Bs.reshape(-1))
     if has_c:
-        Cb = np.ascontiguousarray(np.broadcast_to(C, out.shape))
+        Cb = np.array(np.broadcast_to(C, out.shape))      # a writable copy (one signature)
         Cv = np.empty(out.shape, np.float64)
         Ce = np.empty(out.shape, np.int64)
         Cs = np.empty(out.shape, np.uint8)
@@ -595,9 +621,8 @@ def block_fma(A, BT, C, has_c, out, flg, want_flags, width, extra, frame_bits, f
         Cv = np.zeros((1, 1, 1), np.float64)
         Cs = np.zeros((1, 1, 1), np.uint8)
     return run_chunks_weighted(block_fma_fast_chunk, out.size, K, Av, Ae, As, Bv, Be, Bs, Cv,
-                               Cs, has_c, A, BT, Cb, out, flg, want_flags, width, extra,
-                               frame_bits, frame_emin, iE, iM, ib, ik, aE, aM, ab, ak, pol,
-                               bpol)
+                               Cs, has_c, A, BT, Cb, out, flg, want_flags, blk, fin, facc, pol,
+                               bpol, masks)
 
 
 # ---------------------------------------------------------------------------

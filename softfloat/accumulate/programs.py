@@ -1,0 +1,90 @@
+"""Orders as programs: `_program` turns an order (sequential, pairwise, blocked,
+or an explicit tree of term indices, with or without an initial accumulator ``c``)
+into the rows (kind, dst, src) on numbered slots that the accumulation kernel
+`softfloat._kernels.accum.reduce_program` runs for every output; `_tree_program`
+compiles an explicit tree (iteratively, so trees of any depth compile). The op
+kinds are the kernel's ``OP_*`` codes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.accum import OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C, OP_LEAF
+
+
+def _tree_program(tree, K: int):
+    """An explicit order tree -> program. Iterative (an explicit stack, no
+    recursion), so trees of any depth compile; the ops are those of a depth-first
+    walk: a leaf child enters its parent's slot (``OP_LEAF`` first, ``OP_ADD_LEAF``
+    after); an inner child gets the next slot number (pre-order), is compiled,
+    then enters its parent's slot (``OP_COPY`` first, ``OP_ADD_SLOT`` after)."""
+    ops = []
+    seen = []
+    counter = 0
+
+    def is_leaf(t):
+        return isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_))
+
+    def leaf(t):
+        if not 0 <= int(t) < K:
+            raise ValueError(f"order tree: index {int(t)} out of range for {K} terms")
+        seen.append(int(t))
+        return int(t)
+
+    def inner(node):
+        if not isinstance(node, (tuple, list)) or len(node) == 0:
+            raise ValueError(f"order tree: expected an index or a non-empty tuple/list, "
+                             f"got {type(node).__name__} {node!r:.60}")
+        return node
+
+    if is_leaf(tree):
+        ops.append((OP_LEAF, 0, leaf(tree)))
+    else:
+        stack = [[inner(tree), 0, 0]]          # [node, slot, index of the next child]
+        while stack:
+            frame = stack[-1]
+            node, slot, i = frame
+            if i == len(node):
+                stack.pop()
+                if stack:
+                    parent = stack[-1]
+                    ops.append((OP_COPY if parent[2] == 0 else OP_ADD_SLOT, parent[1], slot))
+                    parent[2] += 1
+                continue
+            child = node[i]
+            if is_leaf(child):
+                ops.append((OP_LEAF if i == 0 else OP_ADD_LEAF, slot, leaf(child)))
+                frame[2] += 1
+            else:
+                counter += 1
+                stack.append([inner(child), counter, 0])
+    if sorted(seen) != list(range(K)):
+        raise ValueError(f"order tree must use every term index in range({K}) exactly once")
+    return np.array(ops, np.int64).reshape(-1, 3), counter + 1
+
+
+def _program(order, block, K: int, has_c: bool):
+    """The program of ``order`` for K terms: (rows (kind, dst, src) as an int64
+    array (n, 3), the number of slots). With an initial accumulator (``has_c``)
+    only the sequential order exists: c, then each term added in k order."""
+    if isinstance(order, str) and order == "sequential" or has_c:
+        if has_c and order != "sequential":
+            raise ValueError("an initial accumulator c= needs order='sequential'")
+        if has_c:
+            ops = [(OP_INIT_C, 0, 0)] + [(OP_ADD_LEAF, 0, k) for k in range(K)]
+        else:
+            ops = [(OP_LEAF, 0, 0)] + [(OP_ADD_LEAF, 0, k) for k in range(1, K)]
+        return np.array(ops, np.int64).reshape(-1, 3), 1
+    if isinstance(order, str) and order == "pairwise":
+        nodes = list(range(K))
+        while len(nodes) > 1:
+            nxt = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+            if len(nodes) % 2:
+                nxt.append(nodes[-1])
+            nodes = nxt
+        return _tree_program(nodes[0], K)
+    if isinstance(order, str) and order == "blocked":
+        blocks = [tuple(range(s, min(K, s + block))) for s in range(0, K, block)]
+        blocks = [b[0] if len(b) == 1 else b for b in blocks]
+        return _tree_program(tuple(blocks) if len(blocks) > 1 else blocks[0], K)
+    return _tree_program(order, K)
