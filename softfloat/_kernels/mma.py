@@ -20,6 +20,8 @@ from .jit import helper
 
 CLS_FIN, CLS_INF, CLS_NAN = 0, 1, 2
 NO_EXP = -(1 << 20)          # the exponent of "no nonzero term yet"
+P2_OFF = 1074                # POW2[P2_OFF + x] = 2.0**x, x in [-1074, 1023]
+POW2 = np.ldexp(1.0, np.arange(-P2_OFF, 1024))
 
 
 @njit(cache=True, nogil=True)
@@ -241,92 +243,152 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
 
 
 @njit(cache=True, nogil=True)
-def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
-                    out, L, F, MaMb, ezero, rne, p, emin, Eo, Mo):
-    """"fdpa" without block scales, rows [lo, hi) of (nb * m) at a time and all n
-    columns together (B (nb, K, n), not transposed: the loops over j are
-    contiguous and branch-free, for the compiler to vectorise). For outputs whose
-    operands are all finite (the caller redoes the others with `fdpa_chunk`).
-    Ae0, Be0: binade exponents with zeros at NO_EXP, so that a product with a zero
-    factor sits far below every real exponent and below e_zero (its presence is
-    seen as a minimum under NO_EXP / 2). Every aligned term is taken as
-    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63:
-    exactly `trunc_shift` (|p| << L0 stays below 2**62)."""
-    L0 = max(F - MaMb, 0)
-    half = np.int64(NO_EXP // 2)
-    mx = np.empty(n, np.int64)
-    mnx = np.empty(n, np.int64)
-    base = np.empty(n, np.int64)
-    S = np.empty(n, np.int64)
-    csig = np.empty(n, np.int64)
-    ce = np.empty(n, np.int64)
-    bits = np.empty(n, np.int64)
-    done = np.empty(n, np.uint8)
+def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
+    """Decode encodings [lo, hi) for `fdpa_fast_chunk`: ``val`` the value
+    (float64, exact; 0 for zeros and for infinities and NaNs, whose outputs the
+    reference kernel redoes), ``exp0`` the binade exponent (NO_EXP for zeros and
+    specials), ``cls`` as in `decode_chunk`."""
+    for i in range(lo, hi):
+        c, s, e, m = unpack(np.int64(bits[i]), E, M, bias, kind, False)
+        if c == C_INF or c >= C_QNAN or c == C_ZERO:
+            cls[i] = CLS_FIN if c == C_ZERO else (CLS_INF if c == C_INF else CLS_NAN)
+            val[i] = 0.0
+            exp0[i] = NO_EXP
+        else:
+            cls[i] = CLS_FIN
+            v = np.float64(m) * P2[e + P2_OFF]
+            val[i] = -v if s else v
+            exp0[i] = e + M
+    return 0
+
+
+JB = 64                      # columns per block of `fdpa_fast_chunk` (n is padded to it)
+
+
+@njit(cache=True, nogil=True)
+def fdpa_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
+                    out, L, F, ezero, rne, p, emin, Eo, Mo, P2):
+    """"fdpa" without block scales for outputs whose operands are all finite
+    (the caller redoes the others with `fdpa_chunk`): rows [lo, hi) of (nb * m),
+    all K chained inside, columns in blocks of JB (n a multiple of JB) whose
+    state stays in registers and L1.
+
+    Operands as values (float64, exact; `decode_values_chunk`), A (nb, m, K) and B
+    (nb, K, n) not transposed, so that every loop over the columns j is
+    contiguous and branch-free, for the compiler to vectorise; Ae0, Be0 their
+    binade exponents (NO_EXP for zeros); ZB (nb, K // L, n): whether a chunk of
+    column j has a zero in B. Cv, Cx: the values of c and the exponent it brings
+    to the chunk's maximum (its binade exponent, ``ezero`` for a zero c).
+
+    Exactness in float64: with E the chunk's largest exponent, every aligned term
+    is trunc(a * b * 2**(F - E)), an integer below 2**(F + 2) (a product of two
+    significands of at most 26 bits is exact, the power of two exact, trunc
+    exact), and the sum of L + 1 of them stays below 2**53 (the caller checks
+    F + 3 + log2(L + 1) <= 53): the sum is the integer S of `fdpa_chunk`. The
+    rounding of S * 2**(E - F) to p bits is a scaling by powers of two (exact),
+    rint (nearest-even) or trunc (toward zero) and a scaling back; the result,
+    a value of the output format, is the next chunk's c. An overflowing chunk
+    leaves its column infinite (finite products keep the infinity).
+    P2[P2_OFF + x] = 2.0**x."""
+    nch = K // L
+    lim = P2[P2_OFF + (1 << (Eo - 1))]          # 2**(emax_out + 1)
+    twop = P2[P2_OFF + p]
+    inf = np.inf
+    ez = np.int64(ezero)
+    mx = np.empty(JB, np.int64)
+    scb = np.empty(JB, np.int64)
+    sc = scb.view(np.float64)
+    t1b = np.empty(JB, np.int64)
+    t1 = t1b.view(np.float64)
+    t2b = np.empty(JB, np.int64)
+    t2 = t2b.view(np.float64)
+    evs = np.empty(JB, np.int64)
+    rq = np.empty(JB, np.float64)
+    S = np.empty(JB, np.float64)
+    Sb = S.view(np.int64)
+    c = np.empty(JB, np.float64)
+    cx = np.empty(JB, np.int64)
+    o32 = np.empty(JB, np.float32)
+    o32b = o32.view(np.uint32)
     for r in range(lo, hi):
         bt = r // m
         arow = r * K
-        for j in range(n):
+        for j0 in range(0, n, JB):
             if has_c:
-                csig[j] = Cs[r * n + j]
-                ce[j] = Ce[r * n + j]
+                cb = np.uint64(r * n + j0)
+                for j in range(JB):
+                    c[j] = Cv[cb + np.uint64(j)]
+                    cx[j] = Cx[cb + np.uint64(j)]
             else:
-                csig[j] = 0
-                ce[j] = 0
-            done[j] = 0
-            bits[j] = 0
-        cM = Mc if has_c else Mo
-        for k0 in range(0, K, L):
-            for j in range(n):
-                mx[j] = NO_EXP
-                mnx[j] = 0
-            for t in range(k0, k0 + L):
-                ea = np.int64(Ae0[arow + t])
-                brow = (bt * K + t) * n
-                for j in range(n):
-                    x = ea + np.int64(Be0[brow + j])
-                    mx[j] = max(mx[j], x)
-                    mnx[j] = min(mnx[j], x)
-            for j in range(n):
-                e = np.int64(ezero) if csig[j] == 0 else ce[j]
-                if mnx[j] < half:
-                    e = max(e, np.int64(ezero))
-                e = max(e, mx[j])
-                mx[j] = e
-                base[j] = L0 - F + MaMb + e
-                S[j] = 0
-            for t in range(k0, k0 + L):
-                sa = np.int64(As[arow + t])
-                ea = np.int64(Ae0[arow + t])
-                brow = (bt * K + t) * n
-                for j in range(n):
-                    ps = sa * np.int64(Bs[brow + j])
-                    sg = ps >> 63
-                    mag = (ps ^ sg) - sg
-                    rs = min(base[j] - ea - np.int64(Be0[brow + j]), np.int64(63))
-                    v = (mag << L0) >> rs
-                    S[j] += (v ^ sg) - sg
-            for j in range(n):
-                if done[j]:
-                    continue
-                emax = mx[j]
-                c = csig[j]
-                if c != 0:
-                    sh = ce[j] - emax + F - cM
-                    if c > 0:
-                        S[j] += trunc_shift(c, sh)
+                for j in range(JB):
+                    c[j] = 0.0
+                    cx[j] = ez
+            for ch in range(nch):
+                k0 = ch * L
+                za = False
+                for t in range(k0, k0 + L):
+                    if Ae0[arow + t] == NO_EXP:
+                        za = True
+                zrow = np.uint64((bt * nch + ch) * n + j0)
+                if za:
+                    for j in range(JB):
+                        mx[j] = max(cx[j], ez)
+                else:
+                    for j in range(JB):
+                        mx[j] = max(cx[j], ez) if ZB[zrow + np.uint64(j)] else cx[j]
+                for t in range(k0, k0 + L):
+                    ea = np.int64(Ae0[arow + t])
+                    # (unsigned indices: no negative-index wraparound, no gathers)
+                    brow = np.uint64((bt * K + t) * n + j0)
+                    for j in range(JB):
+                        mx[j] = max(mx[j], ea + np.int64(Be0[brow + np.uint64(j)]))
+                for j in range(JB):
+                    scb[j] = (1023 + F - mx[j]) << 52          # 2.0**(F - E)
+                for j in range(JB):
+                    cj = c[j]
+                    S[j] = np.trunc((cj if abs(cj) < inf else 0.0) * sc[j])
+                for t in range(k0, k0 + L):
+                    a = Av[arow + t]
+                    brow = np.uint64((bt * K + t) * n + j0)
+                    for j in range(JB):
+                        S[j] += np.trunc(a * Bv[brow + np.uint64(j)] * sc[j])
+                for j in range(JB):
+                    q0 = mx[j] - F
+                    ev = max(q0 + ((Sb[j] >> 52) & 0x7FF) - 1023, np.int64(emin))
+                    qr = ev - (p - 1)
+                    evs[j] = ev
+                    t1b[j] = (1023 + q0 - qr) << 52            # 2.0**(q0 - qr)
+                    t2b[j] = (1023 + qr) << 52                 # 2.0**qr
+                if rne:
+                    for j in range(JB):
+                        rq[j] = np.rint(S[j] * t1[j])
+                else:
+                    for j in range(JB):
+                        rq[j] = np.trunc(S[j] * t1[j])
+                for j in range(JB):
+                    rv = rq[j]
+                    y = rv * t2[j]
+                    y = np.copysign(inf, y) if abs(y) >= lim else y
+                    cj = c[j]
+                    y = cj if abs(cj) == inf else y
+                    c[j] = y
+                    cx[j] = ez if (y == 0.0 or abs(y) == inf) else (
+                        evs[j] + (1 if abs(rv) == twop else 0))
+            ob = r * n + j0
+            if Eo == 8:
+                for j in range(JB):
+                    o32[j] = np.float32(c[j] + 0.0)      # (+ 0.0: a zero result is +0)
+                for j in range(JB):
+                    out[ob + j] = o32b[j]
+            else:
+                for j in range(JB):
+                    y = c[j]
+                    if abs(y) == inf:
+                        b = special_bits(False, y > 0, y < 0, Eo, Mo)
                     else:
-                        S[j] -= trunc_shift(-c, sh)
-                b = round_out(S[j], emax - F, rne, p, emin, Eo, Mo, True)
-                bits[j] = b
-                if ((b >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
-                    done[j] = 1     # the chunk overflowed: finite products keep the infinity
-                    continue
-                c_, x1, x2 = dec_ieee(b, Eo, Mo)
-                csig[j] = x1
-                ce[j] = x2
-            cM = Mo
-        for j in range(n):
-            out[r * n + j] = bits[j]
+                        b = round_out(np.int64(y * 16777216.0), -24, False, p, emin, Eo, Mo,
+                                      True)
+                    out[ob + j] = b
     return 0
 
 
