@@ -263,10 +263,11 @@ def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
 
 
 JB = 64                      # columns per block of `fdpa_fast_chunk` (n is padded to it)
+RB = 8                       # rows per block of `fdpa_fast_chunk`
 
 
 @njit(cache=True, nogil=True)
-def fdpa_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
+def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                     out, L, F, ezero, rne, p, emin, Eo, Mo, P2):
     """"fdpa" without block scales for outputs whose operands are all finite
     (the caller redoes the others with `fdpa_chunk`): rows [lo, hi) of (nb * m),
@@ -276,8 +277,9 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
     Operands as values (float64, exact; `decode_values_chunk`), A (nb, m, K) and B
     (nb, K, n) not transposed, so that every loop over the columns j is
     contiguous and branch-free, for the compiler to vectorise; Ae0, Be0 their
-    binade exponents (NO_EXP for zeros); ZB (nb, K // L, n): whether a chunk of
-    column j has a zero in B. Cv, Cx: the values of c and the exponent it brings
+    binade exponents as float32 (NO_EXP for zeros: sums of two are exact, and
+    float32 lanes are twice as many as int64 ones); ZA (nb * m, K // L) and ZB
+    (nb, K // L, n): whether a chunk of row i of A, of column j of B, has a zero. Cv, Cx: the values of c and the exponent it brings
     to the chunk's maximum (its binade exponent, ``ezero`` for a zero c).
 
     Exactness in float64: with E the chunk's largest exponent, every aligned term
@@ -295,7 +297,8 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
     twop = P2[P2_OFF + p]
     inf = np.inf
     ez = np.int64(ezero)
-    mx = np.empty(JB, np.int64)
+    mx = np.empty(JB, np.float32)
+    mxi = np.empty(JB, np.int64)
     scb = np.empty(JB, np.int64)
     sc = scb.view(np.float64)
     t1b = np.empty(JB, np.int64)
@@ -306,89 +309,147 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
     rq = np.empty(JB, np.float64)
     S = np.empty(JB, np.float64)
     Sb = S.view(np.int64)
-    c = np.empty(JB, np.float64)
-    cx = np.empty(JB, np.int64)
+    c = np.empty(RB * JB, np.float64)
+    cx = np.empty(RB * JB, np.int64)
     o32 = np.empty(JB, np.float32)
     o32b = o32.view(np.uint32)
-    for r in range(lo, hi):
-        bt = r // m
-        arow = r * K
+    for r0 in range(lo, hi, RB):
+        nr = min(RB, hi - r0)
         for j0 in range(0, n, JB):
-            if has_c:
-                cb = np.uint64(r * n + j0)
-                for j in range(JB):
-                    c[j] = Cv[cb + np.uint64(j)]
-                    cx[j] = Cx[cb + np.uint64(j)]
-            else:
-                for j in range(JB):
-                    c[j] = 0.0
-                    cx[j] = ez
+            for i in range(nr):
+                ib = np.uint64(i * JB)
+                if has_c:
+                    cb = np.uint64((r0 + i) * n + j0)
+                    for j in range(JB):
+                        c[ib + np.uint64(j)] = Cv[cb + np.uint64(j)]
+                        cx[ib + np.uint64(j)] = Cx[cb + np.uint64(j)]
+                else:
+                    for j in range(JB):
+                        c[ib + np.uint64(j)] = 0.0
+                        cx[ib + np.uint64(j)] = ez
             for ch in range(nch):
                 k0 = ch * L
-                za = False
-                for t in range(k0, k0 + L):
-                    if Ae0[arow + t] == NO_EXP:
-                        za = True
-                zrow = np.uint64((bt * nch + ch) * n + j0)
-                if za:
-                    for j in range(JB):
-                        mx[j] = max(cx[j], ez)
-                else:
-                    for j in range(JB):
-                        mx[j] = max(cx[j], ez) if ZB[zrow + np.uint64(j)] else cx[j]
-                for t in range(k0, k0 + L):
-                    ea = np.int64(Ae0[arow + t])
-                    # (unsigned indices: no negative-index wraparound, no gathers)
-                    brow = np.uint64((bt * K + t) * n + j0)
-                    for j in range(JB):
-                        mx[j] = max(mx[j], ea + np.int64(Be0[brow + np.uint64(j)]))
-                for j in range(JB):
-                    scb[j] = (1023 + F - mx[j]) << 52          # 2.0**(F - E)
-                for j in range(JB):
-                    cj = c[j]
-                    S[j] = np.trunc((cj if abs(cj) < inf else 0.0) * sc[j])
-                for t in range(k0, k0 + L):
-                    a = Av[arow + t]
-                    brow = np.uint64((bt * K + t) * n + j0)
-                    for j in range(JB):
-                        S[j] += np.trunc(a * Bv[brow + np.uint64(j)] * sc[j])
-                for j in range(JB):
-                    q0 = mx[j] - F
-                    ev = max(q0 + ((Sb[j] >> 52) & 0x7FF) - 1023, np.int64(emin))
-                    qr = ev - (p - 1)
-                    evs[j] = ev
-                    t1b[j] = (1023 + q0 - qr) << 52            # 2.0**(q0 - qr)
-                    t2b[j] = (1023 + qr) << 52                 # 2.0**qr
-                if rne:
-                    for j in range(JB):
-                        rq[j] = np.rint(S[j] * t1[j])
-                else:
-                    for j in range(JB):
-                        rq[j] = np.trunc(S[j] * t1[j])
-                for j in range(JB):
-                    rv = rq[j]
-                    y = rv * t2[j]
-                    y = np.copysign(inf, y) if abs(y) >= lim else y
-                    cj = c[j]
-                    y = cj if abs(cj) == inf else y
-                    c[j] = y
-                    cx[j] = ez if (y == 0.0 or abs(y) == inf) else (
-                        evs[j] + (1 if abs(rv) == twop else 0))
-            ob = r * n + j0
-            if Eo == 8:
-                for j in range(JB):
-                    o32[j] = np.float32(c[j] + 0.0)      # (+ 0.0: a zero result is +0)
-                for j in range(JB):
-                    out[ob + j] = o32b[j]
-            else:
-                for j in range(JB):
-                    y = c[j]
-                    if abs(y) == inf:
-                        b = special_bits(False, y > 0, y < 0, Eo, Mo)
+                for i in range(nr):
+                    # row r of the block: its chunk ch against the B tile (L x JB),
+                    # which the block's rows share while it is in L1
+                    r = r0 + i
+                    bt = r // m
+                    arow = r * K
+                    ib = np.uint64(i * JB)
+                    zrow = np.uint64((bt * nch + ch) * n + j0)
+                    if ZA[r * nch + ch]:
+                        for j in range(JB):
+                            mx[j] = np.float32(max(cx[ib + np.uint64(j)], ez))
                     else:
-                        b = round_out(np.int64(y * 16777216.0), -24, False, p, emin, Eo, Mo,
-                                      True)
-                    out[ob + j] = b
+                        for j in range(JB):
+                            e = cx[ib + np.uint64(j)]
+                            mx[j] = np.float32(max(e, ez) if ZB[zrow + np.uint64(j)] else e)
+                    # four t per pass: a quarter of the loads and stores of mx (each
+                    # t's store is forwarded to the next t's load: the chain's latency)
+                    t = k0
+                    while t + 4 <= k0 + L:
+                        e0 = Ae0[arow + t]
+                        e1 = Ae0[arow + t + 1]
+                        e2 = Ae0[arow + t + 2]
+                        e3 = Ae0[arow + t + 3]
+                        # (unsigned indices: no negative-index wraparound, no gathers)
+                        b0 = np.uint64((bt * K + t) * n + j0)
+                        b1 = b0 + np.uint64(n)
+                        b2 = b1 + np.uint64(n)
+                        b3 = b2 + np.uint64(n)
+                        for j in range(JB):
+                            u = np.uint64(j)
+                            x0 = e0 + Be0[b0 + u]
+                            x1 = e1 + Be0[b1 + u]
+                            x2 = e2 + Be0[b2 + u]
+                            x3 = e3 + Be0[b3 + u]
+                            x0 = x0 if x0 > x1 else x1
+                            x2 = x2 if x2 > x3 else x3
+                            x0 = x0 if x0 > x2 else x2
+                            y = mx[j]
+                            d = x0 - y
+                            # the max as an add: a full store (a select becomes a masked
+                            # store, which is not forwarded)
+                            mx[j] = y + (d if d > np.float32(0.0) else np.float32(0.0))
+                        t += 4
+                    while t < k0 + L:
+                        ea = Ae0[arow + t]
+                        brow = np.uint64((bt * K + t) * n + j0)
+                        for j in range(JB):
+                            y = mx[j]
+                            d = ea + Be0[brow + np.uint64(j)] - y
+                            mx[j] = y + (d if d > np.float32(0.0) else np.float32(0.0))
+                        t += 1
+                    for j in range(JB):
+                        ej = np.int64(mx[j])
+                        mxi[j] = ej
+                        scb[j] = (1023 + F - ej) << 52          # 2.0**(F - E)
+                    for j in range(JB):
+                        cj = c[ib + np.uint64(j)]
+                        S[j] = np.trunc((cj if abs(cj) < inf else 0.0) * sc[j])
+                    t = k0
+                    while t + 4 <= k0 + L:
+                        a0 = Av[arow + t]
+                        a1 = Av[arow + t + 1]
+                        a2 = Av[arow + t + 2]
+                        a3 = Av[arow + t + 3]
+                        b0 = np.uint64((bt * K + t) * n + j0)
+                        b1 = b0 + np.uint64(n)
+                        b2 = b1 + np.uint64(n)
+                        b3 = b2 + np.uint64(n)
+                        for j in range(JB):
+                            u = np.uint64(j)
+                            s_ = sc[j]
+                            S[j] += ((np.trunc(a0 * Bv[b0 + u] * s_)
+                                      + np.trunc(a1 * Bv[b1 + u] * s_))
+                                     + (np.trunc(a2 * Bv[b2 + u] * s_)
+                                        + np.trunc(a3 * Bv[b3 + u] * s_)))
+                        t += 4
+                    while t < k0 + L:
+                        a = Av[arow + t]
+                        brow = np.uint64((bt * K + t) * n + j0)
+                        for j in range(JB):
+                            S[j] += np.trunc(a * Bv[brow + np.uint64(j)] * sc[j])
+                        t += 1
+                    for j in range(JB):
+                        q0 = mxi[j] - F
+                        ev = max(q0 + ((Sb[j] >> 52) & 0x7FF) - 1023, np.int64(emin))
+                        qr = ev - (p - 1)
+                        evs[j] = ev
+                        t1b[j] = (1023 + q0 - qr) << 52            # 2.0**(q0 - qr)
+                        t2b[j] = (1023 + qr) << 52                 # 2.0**qr
+                    if rne:
+                        for j in range(JB):
+                            rq[j] = np.rint(S[j] * t1[j])
+                    else:
+                        for j in range(JB):
+                            rq[j] = np.trunc(S[j] * t1[j])
+                    for j in range(JB):
+                        rv = rq[j]
+                        y = rv * t2[j]
+                        y = np.copysign(inf, y) if abs(y) >= lim else y
+                        cj = c[ib + np.uint64(j)]
+                        y = cj if abs(cj) == inf else y
+                        c[ib + np.uint64(j)] = y
+                        cx[ib + np.uint64(j)] = ez if (y == 0.0 or abs(y) == inf) else (
+                            evs[j] + (1 if abs(rv) == twop else 0))
+            for i in range(nr):
+                ib = np.uint64(i * JB)
+                ob = np.uint64((r0 + i) * n + j0)
+                if Eo == 8:
+                    for j in range(JB):
+                        o32[j] = np.float32(c[ib + np.uint64(j)] + 0.0)   # (a zero is +0)
+                    for j in range(JB):
+                        out[ob + np.uint64(j)] = o32b[j]
+                else:
+                    for j in range(JB):
+                        y = c[ib + np.uint64(j)]
+                        if abs(y) == inf:
+                            b = special_bits(False, y > 0, y < 0, Eo, Mo)
+                        else:
+                            b = round_out(np.int64(y * 16777216.0), -24, False, p, emin, Eo,
+                                          Mo, True)
+                        out[ob + np.uint64(j)] = b
     return 0
 
 

@@ -73,6 +73,7 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
         B3 = np.pad(B3, ((0, 0), (0, Kp - K), (0, npad - n)))
     Av, Ae0, Acl = _decode_values(A3, model.a_fmt)
     Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
+    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
     ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
     if has_c:
         C = C3.reshape(nbt, m, n)
@@ -84,7 +85,8 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
         Cv, Cx, Ccl = np.zeros(1), np.zeros(1, np.int32), None
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     run_chunks_weighted(
-        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, Bv, Be0, ZB.reshape(-1), m,
+        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0.astype(np.float32),
+        ZA.reshape(-1), Bv, Be0.astype(np.float32), ZB.reshape(-1), m,
         npad, Kp, Cv, Cx, has_c, outp, L, model.frac_bits, model.e_zero, rne, p, emin, Eo, Mo,
         KM.POW2)
     if npad != n:
