@@ -24,33 +24,47 @@ P2_OFF = 1074                # POW2[P2_OFF + x] = 2.0**x, x in [-1074, 1023]
 POW2 = np.ldexp(1.0, np.arange(-P2_OFF, 1024))
 
 
+@helper
+def dec_term(b, E, M, bias, kind):
+    """(cls, sig, e) of one encoding (see the module docstring)."""
+    c, s, e, m = unpack(b, E, M, bias, kind, False)
+    if c == C_INF:
+        return CLS_INF, np.int64(-1 if s else 1), np.int64(0)
+    if c >= C_QNAN:
+        return CLS_NAN, np.int64(0), np.int64(0)
+    if c == C_ZERO:
+        return CLS_FIN, np.int64(0), np.int64(1 - bias)
+    return CLS_FIN, (-m if s else m), e + M
+
+
 @njit(cache=True, nogil=True)
 def decode_chunk(lo, hi, bits, sig, exp, cls, E, M, bias, kind, sign_off):
     """Decode encodings [lo, hi) of a format into (sig, exp, cls); ``sign_off``:
     read the sign bit as 0 (the unsigned ue4m3 scales)."""
-    emin = 1 - bias
     smask = ~(np.int64(1) << (E + M))
     for i in range(lo, hi):
         b = np.int64(bits[i])
         if sign_off:
             b &= smask
-        c, s, e, m = unpack(b, E, M, bias, kind, False)
-        if c == C_INF:
-            cls[i] = CLS_INF
-            sig[i] = -1 if s else 1
-            exp[i] = 0
-        elif c >= C_QNAN:
-            cls[i] = CLS_NAN
-            sig[i] = 0
-            exp[i] = 0
-        elif c == C_ZERO:
-            cls[i] = CLS_FIN
-            sig[i] = 0
-            exp[i] = emin
+        cls[i], sig[i], exp[i] = dec_term(b, E, M, bias, kind)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
+    """Decode encodings [lo, hi) for `fdpa_fast_chunk`: ``val`` the value
+    (float64, exact; 0 for infinities and NaNs, whose outputs the reference
+    kernel redoes), ``exp0`` the binade exponent (NO_EXP for zeros and
+    specials), ``cls`` as in `decode_chunk`."""
+    for i in range(lo, hi):
+        c, s, e = dec_term(np.int64(bits[i]), E, M, bias, kind)
+        cls[i] = c
+        if c != CLS_FIN or s == 0:
+            val[i] = 0.0
+            exp0[i] = NO_EXP
         else:
-            cls[i] = CLS_FIN
-            sig[i] = -m if s else m
-            exp[i] = e + M
+            val[i] = np.float64(s) * P2[P2_OFF + e - M]
+            exp0[i] = e
     return 0
 
 
@@ -161,6 +175,49 @@ def prod_special(ca, sa, cb, sb):
     return False, pos, not pos
 
 
+@helper
+def out_pos(idx, m, n, K):
+    """(bt, i, j, arow, brow) of output ``idx`` of (nb, m, n): its batch, row and
+    column, and where its A row (nb, m, K) and B column (nb, n, K) start."""
+    mn = m * n
+    bt = idx // mn
+    r = idx - bt * mn
+    i = r // n
+    j = r - i * n
+    return bt, i, j, (bt * m + i) * K, (bt * n + j) * K
+
+
+@helper
+def c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo):
+    """(cls, sig, e, M) of the first step's c: output idx of C, or +0."""
+    if has_c:
+        return Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
+    return CLS_FIN, np.int64(0), np.int64(0), Mo
+
+
+@helper
+def c_specials(ccls, csig):
+    """(nan, +inf, -inf) that the running c brings to a chunk."""
+    return ccls == CLS_NAN, ccls == CLS_INF and csig > 0, ccls == CLS_INF and csig < 0
+
+
+@helper
+def add_trunc(S, v, sh):
+    """S + v * 2**sh, the term truncated toward zero."""
+    if v > 0:
+        return S + trunc_shift(v, sh)
+    return S - trunc_shift(-v, sh)
+
+
+@helper
+def add_c_term(S, csig, ce, emax, F, cM):
+    """S plus c (significand csig of cM fraction bits, binade exponent ce)
+    truncated to F fraction bits below emax."""
+    if csig != 0:
+        S = add_trunc(S, csig, ce - emax + F - cM)
+    return S
+
+
 # ---------------------------------------------------------------------------
 # "fdpa": truncated fused dot-product-add, block scales optional
 # ---------------------------------------------------------------------------
@@ -170,24 +227,13 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                out, L, F, MaMb, Ms2, ezero, rne, p, emin, Eo, Mo, idxs, use_idx):
     """The reference "fdpa" kernel (the slow twin of `fdpa_fast_chunk`): outputs
     [lo, hi), or outputs idxs[lo:hi] when ``use_idx``."""
-    mn = m * n
     for q in range(lo, hi):
         idx = idxs[q] if use_idx else q
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
-        if has_c:
-            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
-        else:
-            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
+        ccls, csig, ce, cM = c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo)
         bits = np.int64(0)
         for k0 in range(0, K, L):
-            nan = ccls == CLS_NAN
-            pinf = ccls == CLS_INF and csig > 0
-            ninf = ccls == CLS_INF and csig < 0
+            nan, pinf, ninf = c_specials(ccls, csig)
             emax = np.int64(ezero) if csig == 0 else ce
             esc = np.int64(0)
             ssc = np.int64(1)
@@ -224,17 +270,9 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                 for t in range(k0, k0 + L):
                     ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t]) * ssc
                     if ps != 0:
-                        sh = np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) + base
-                        if ps > 0:
-                            S += trunc_shift(ps, sh)
-                        else:
-                            S -= trunc_shift(-ps, sh)
-                if csig != 0:
-                    sh = ce - emax + F - cM
-                    if csig > 0:
-                        S += trunc_shift(csig, sh)
-                    else:
-                        S -= trunc_shift(-csig, sh)
+                        S = add_trunc(S, ps, np.int64(Ae[arow + t]) + np.int64(Be[brow + t])
+                                      + base)
+                S = add_c_term(S, csig, ce, emax, F, cM)
                 bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
             ccls, csig, ce = dec_ieee(bits, Eo, Mo)
             cM = Mo
@@ -242,28 +280,8 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
     return 0
 
 
-@njit(cache=True, nogil=True)
-def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
-    """Decode encodings [lo, hi) for `fdpa_fast_chunk`: ``val`` the value
-    (float64, exact; 0 for zeros and for infinities and NaNs, whose outputs the
-    reference kernel redoes), ``exp0`` the binade exponent (NO_EXP for zeros and
-    specials), ``cls`` as in `decode_chunk`."""
-    for i in range(lo, hi):
-        c, s, e, m = unpack(np.int64(bits[i]), E, M, bias, kind, False)
-        if c == C_INF or c >= C_QNAN or c == C_ZERO:
-            cls[i] = CLS_FIN if c == C_ZERO else (CLS_INF if c == C_INF else CLS_NAN)
-            val[i] = 0.0
-            exp0[i] = NO_EXP
-        else:
-            cls[i] = CLS_FIN
-            v = np.float64(m) * P2[e + P2_OFF]
-            val[i] = -v if s else v
-            exp0[i] = e + M
-    return 0
-
-
 JB = 64                      # columns per block of `fdpa_fast_chunk` (n is padded to it)
-RB = 8                       # rows per block of `fdpa_fast_chunk`
+RB = 16                      # rows per block of `fdpa_fast_chunk`
 
 
 @njit(cache=True, nogil=True)
@@ -460,27 +478,16 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
 def grouped_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                   SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
                   out, L, G, F, qab, emin_a, emin_b, Ms2, ezero, p, emin, Eo, Mo):
-    mn = m * n
     ng = L // G
     gP = np.empty(ng, np.int64)
     gS = np.empty(ng, np.int64)
     gE = np.empty(ng, np.int64)
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
-        if has_c:
-            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
-        else:
-            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
+        ccls, csig, ce, cM = c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo)
         bits = np.int64(0)
         for k0 in range(0, K, L):
-            nan = ccls == CLS_NAN
-            pinf = ccls == CLS_INF and csig > 0
-            ninf = ccls == CLS_INF and csig < 0
+            nan, pinf, ninf = c_specials(ccls, csig)
             emax = np.int64(ezero) if csig == 0 else ce
             for g in range(ng):
                 t0 = k0 + g * G
@@ -523,17 +530,8 @@ def grouped_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc
                 for g in range(ng):
                     v = gP[g]
                     if v != 0:
-                        sh = gE[g] - Ms2 + qab - emax + F
-                        if v > 0:
-                            S += trunc_shift(v, sh)
-                        else:
-                            S -= trunc_shift(-v, sh)
-                if csig != 0:
-                    sh = ce - emax + F - cM
-                    if csig > 0:
-                        S += trunc_shift(csig, sh)
-                    else:
-                        S -= trunc_shift(-csig, sh)
+                        S = add_trunc(S, v, gE[g] - Ms2 + qab - emax + F)
+                S = add_c_term(S, csig, ce, emax, F, cM)
                 bits = round_out(S, emax - F, False, p, emin, Eo, Mo, True)
             ccls, csig, ce = dec_ieee(bits, Eo, Mo)
             cM = Mo
