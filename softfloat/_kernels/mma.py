@@ -288,28 +288,36 @@ RB = 16                      # rows per block of `fdpa_fast_chunk`
 def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                     out, L, F, ezero, rne, p, emin, Eo, Mo, P2):
     """"fdpa" without block scales for outputs whose operands are all finite
-    (the caller redoes the others with `fdpa_chunk`): rows [lo, hi) of (nb * m),
-    all K chained inside, columns in blocks of JB (n a multiple of JB) whose
-    state stays in registers and L1.
+    (the caller redoes the others with `fdpa_chunk`): rows [lo, hi) of (nb * m)
+    in blocks of RB rows that share each chunk's B tile (L x JB, in L1), columns
+    in blocks of JB (n a multiple of JB), L a multiple of 4, all K chained inside
+    one call.
 
     Operands as values (float64, exact; `decode_values_chunk`), A (nb, m, K) and B
     (nb, K, n) not transposed, so that every loop over the columns j is
     contiguous and branch-free, for the compiler to vectorise; Ae0, Be0 their
     binade exponents as float32 (NO_EXP for zeros: sums of two are exact, and
     float32 lanes are twice as many as int64 ones); ZA (nb * m, K // L) and ZB
-    (nb, K // L, n): whether a chunk of row i of A, of column j of B, has a zero. Cv, Cx: the values of c and the exponent it brings
-    to the chunk's maximum (its binade exponent, ``ezero`` for a zero c).
+    (nb, K // L, n): whether a chunk of row i of A, of column j of B, has a
+    zero. Cv, Cx: the values of c and the exponent it brings to the chunk's
+    maximum (its binade exponent, ``ezero`` for a zero c).
 
     Exactness in float64: with E the chunk's largest exponent, every aligned term
     is trunc(a * b * 2**(F - E)), an integer below 2**(F + 2) (a product of two
     significands of at most 26 bits is exact, the power of two exact, trunc
     exact), and the sum of L + 1 of them stays below 2**53 (the caller checks
-    F + 3 + log2(L + 1) <= 53): the sum is the integer S of `fdpa_chunk`. The
-    rounding of S * 2**(E - F) to p bits is a scaling by powers of two (exact),
-    rint (nearest-even) or trunc (toward zero) and a scaling back; the result,
-    a value of the output format, is the next chunk's c. An overflowing chunk
-    leaves its column infinite (finite products keep the infinity).
-    P2[P2_OFF + x] = 2.0**x."""
+    F + 3 + log2(L + 1) <= 53): the sum is the integer S of `fdpa_chunk`, in any
+    order. The rounding of S * 2**(E - F) to p bits is a scaling by powers of
+    two (made from their exponent bits), rint (nearest-even) or trunc (toward
+    zero) and a scaling back; the result, a value of the output format, is the
+    next chunk's c. An overflowing chunk leaves its column infinite (finite
+    products keep the infinity). P2[P2_OFF + x] = 2.0**x.
+
+    Speed: every inner loop runs over the JB columns with unsigned indices (no
+    negative-index wraparound, hence no gathers), four t per pass (a quarter of
+    the store-to-load chains through mx and S), the max written as an add (a
+    select would become a masked store, which is not forwarded to the next
+    load)."""
     nch = K // L
     lim = P2[P2_OFF + (1 << (Eo - 1))]          # 2**(emax_out + 1)
     twop = P2[P2_OFF + p]
@@ -362,15 +370,11 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                         for j in range(JB):
                             e = cx[ib + np.uint64(j)]
                             mx[j] = np.float32(max(e, ez) if ZB[zrow + np.uint64(j)] else e)
-                    # four t per pass: a quarter of the loads and stores of mx (each
-                    # t's store is forwarded to the next t's load: the chain's latency)
-                    t = k0
-                    while t + 4 <= k0 + L:
+                    for t in range(k0, k0 + L, 4):
                         e0 = Ae0[arow + t]
                         e1 = Ae0[arow + t + 1]
                         e2 = Ae0[arow + t + 2]
                         e3 = Ae0[arow + t + 3]
-                        # (unsigned indices: no negative-index wraparound, no gathers)
                         b0 = np.uint64((bt * K + t) * n + j0)
                         b1 = b0 + np.uint64(n)
                         b2 = b1 + np.uint64(n)
@@ -386,18 +390,7 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                             x0 = x0 if x0 > x2 else x2
                             y = mx[j]
                             d = x0 - y
-                            # the max as an add: a full store (a select becomes a masked
-                            # store, which is not forwarded)
                             mx[j] = y + (d if d > np.float32(0.0) else np.float32(0.0))
-                        t += 4
-                    while t < k0 + L:
-                        ea = Ae0[arow + t]
-                        brow = np.uint64((bt * K + t) * n + j0)
-                        for j in range(JB):
-                            y = mx[j]
-                            d = ea + Be0[brow + np.uint64(j)] - y
-                            mx[j] = y + (d if d > np.float32(0.0) else np.float32(0.0))
-                        t += 1
                     for j in range(JB):
                         ej = np.int64(mx[j])
                         mxi[j] = ej
@@ -405,8 +398,7 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                     for j in range(JB):
                         cj = c[ib + np.uint64(j)]
                         S[j] = np.trunc((cj if abs(cj) < inf else 0.0) * sc[j])
-                    t = k0
-                    while t + 4 <= k0 + L:
+                    for t in range(k0, k0 + L, 4):
                         a0 = Av[arow + t]
                         a1 = Av[arow + t + 1]
                         a2 = Av[arow + t + 2]
@@ -422,13 +414,6 @@ def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
                                       + np.trunc(a1 * Bv[b1 + u] * s_))
                                      + (np.trunc(a2 * Bv[b2 + u] * s_)
                                         + np.trunc(a3 * Bv[b3 + u] * s_)))
-                        t += 4
-                    while t < k0 + L:
-                        a = Av[arow + t]
-                        brow = np.uint64((bt * K + t) * n + j0)
-                        for j in range(JB):
-                            S[j] += np.trunc(a * Bv[brow + np.uint64(j)] * sc[j])
-                        t += 1
                     for j in range(JB):
                         q0 = mxi[j] - F
                         ev = max(q0 + ((Sb[j] >> 52) & 0x7FF) - 1023, np.int64(emin))

@@ -52,11 +52,12 @@ def _decode_values(bits: np.ndarray, fmt: Format):
 
 
 def _fast_fits(model) -> bool:
-    """Whether `fdpa_fast_chunk`'s float64 arithmetic is exact for the model: no
-    block scales, products of significands exact, and a chunk's L + 1 aligned
-    terms (each below 2**(F + 2)) summing below 2**53."""
+    """Whether `fdpa_fast_chunk` takes the model: no block scales, a chunk of a
+    multiple of 4 products (every NVIDIA one), and float64 arithmetic exact:
+    products of significands exact, a chunk's L + 1 aligned terms (each below
+    2**(F + 2)) summing below 2**53."""
     Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-    return (not model.scaled and Ma + Mb + 2 <= 53
+    return (not model.scaled and model.chunk % 4 == 0 and Ma + Mb + 2 <= 53
             and model.frac_bits + 2 + int(model.chunk + 1).bit_length() <= 53)
 
 
