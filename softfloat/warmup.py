@@ -98,13 +98,17 @@ def _common():
         sf.platform_cumsum(h, "fp16", 0, platform="torch_cpu"),
         sf.platform_matmul(A, B, "fp16", platform="torch_cpu"))))
     t.append(("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)", _nn_steps))
-    # GPU matrix units (softfloat.mma): the fdpa kernels (fast and reference) on
-    # uint16 and uint8 operands, with fp32 and fp16 accumulators
+    # GPU matrix units (softfloat.mma): the fdpa kernels (fast, for outputs with
+    # finite operands; reference, for those with an infinity) on uint16 and uint8
+    # operands, with fp32 and fp16 accumulators and an fp32 c
     A8 = (A & 0x3F).astype(np.uint8)
     B8 = (B & 0x3F).astype(np.uint8)
+    Ainf = A.copy()
+    Ainf[0, 0] = 0x7C00
     t.append(("matrix units fp16/bf16/fp8 (h100, a100 fp16 out)", lambda: (
         sf.matmul(A, B, "fp16", acc="h100"), sf.matmul(A, B, "bf16", acc="h100"),
         sf.matmul(A8, B8, "fp8_e4m3", acc="h100"),
+        sf.matmul(Ainf, B, "fp16", acc="h100", c=np.zeros((3, 2), np.uint32)),
         sf.matmul(A, B, "fp16", acc=sf.tensor_core("a100", "fp16", "fp16")))))
     return t
 

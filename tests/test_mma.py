@@ -85,6 +85,41 @@ def test_fast_kernel_matches_its_slow_twin(arch, fin, fout, monkeypatch):
     assert total > 3000
 
 
+def _finite_bits(fmt, shape, rng):
+    """Encodings drawn uniformly over every bit pattern, infinities and NaNs
+    replaced by zeros: zeros, subnormals and values near overflow in every row."""
+    x = rng.integers(0, 1 << fmt.nbits, size=shape).astype(fmt.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x[~np.isfinite(sf.from_bits(x, fmt))] = 0
+    return x
+
+
+@pytest.mark.parametrize("arch,ins", [
+    ("volta", "m8n8k4.f32.f16.f16.f16"), ("ampere", "m16n8k16.f16.f16.f16.f16"),
+    ("ampere", "m16n8k8.f32.tf32.tf32.f32"), ("hopper", "m64n8k16.f32.bf16.bf16"),
+    ("hopper", "m64n8k32.f32.e4m3.e4m3"), ("ada", "m16n8k32.f16.e5m2.e5m2.f16"),
+    ("blackwell", "m128n8k32.kind::f8f6f4.f32.e2m3.e3m2")])
+def test_fast_kernel_blocks_batches_and_overflowing_chains(arch, ins, monkeypatch):
+    """The fast kernel's column blocks (n = 70 is padded to two), row blocks
+    spanning two batches (broadcast B), a C of another format than D, and chains
+    whose intermediate result overflows (wide exponents: the chunk's infinity must
+    survive the later chunks), against the reference kernel, output by output."""
+    unit = M.tensor_core(arch, instruction=ins)
+    rng = np.random.default_rng(5)
+    K = 3 * unit.k - 1
+    a = _finite_bits(unit.a_fmt, (2, 13, K), rng)
+    b = _finite_bits(unit.b_fmt, (K, 70), rng)
+    c = _finite_bits(unit.c_fmt, (2, 13, 70), rng)
+    fast = M.mma(unit, a, b, c)
+    monkeypatch.setattr(R, "_fast", False)
+    slow = M.mma(unit, a, b, c)
+    np.testing.assert_array_equal(fast, slow)
+    with np.errstate(over="ignore", invalid="ignore"):
+        inf = np.isinf(sf.from_bits(slow, unit.out_fmt))
+    if unit.out_fmt.name == "fp16" or unit.a_fmt.name == "bf16":
+        assert inf.any()            # overflowing chunks were exercised
+
+
 # ---------------------------------------------------------------------------
 # The defects of the earlier presets
 # ---------------------------------------------------------------------------

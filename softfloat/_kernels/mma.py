@@ -20,35 +20,51 @@ from .jit import helper
 
 CLS_FIN, CLS_INF, CLS_NAN = 0, 1, 2
 NO_EXP = -(1 << 20)          # the exponent of "no nonzero term yet"
+P2_OFF = 1074                # POW2[P2_OFF + x] = 2.0**x, x in [-1074, 1023]
+POW2 = np.ldexp(1.0, np.arange(-P2_OFF, 1024))
+
+
+@helper
+def dec_term(b, E, M, bias, kind):
+    """(cls, sig, e) of one encoding (see the module docstring)."""
+    c, s, e, m = unpack(b, E, M, bias, kind, False)
+    if c == C_INF:
+        return CLS_INF, np.int64(-1 if s else 1), np.int64(0)
+    if c >= C_QNAN:
+        return CLS_NAN, np.int64(0), np.int64(0)
+    if c == C_ZERO:
+        return CLS_FIN, np.int64(0), np.int64(1 - bias)
+    return CLS_FIN, (-m if s else m), e + M
 
 
 @njit(cache=True, nogil=True)
 def decode_chunk(lo, hi, bits, sig, exp, cls, E, M, bias, kind, sign_off):
     """Decode encodings [lo, hi) of a format into (sig, exp, cls); ``sign_off``:
     read the sign bit as 0 (the unsigned ue4m3 scales)."""
-    emin = 1 - bias
     smask = ~(np.int64(1) << (E + M))
     for i in range(lo, hi):
         b = np.int64(bits[i])
         if sign_off:
             b &= smask
-        c, s, e, m = unpack(b, E, M, bias, kind, False)
-        if c == C_INF:
-            cls[i] = CLS_INF
-            sig[i] = -1 if s else 1
-            exp[i] = 0
-        elif c >= C_QNAN:
-            cls[i] = CLS_NAN
-            sig[i] = 0
-            exp[i] = 0
-        elif c == C_ZERO:
-            cls[i] = CLS_FIN
-            sig[i] = 0
-            exp[i] = emin
+        cls[i], sig[i], exp[i] = dec_term(b, E, M, bias, kind)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
+    """Decode encodings [lo, hi) for `fdpa_fast_chunk`: ``val`` the value
+    (float64, exact; 0 for infinities and NaNs, whose outputs the reference
+    kernel redoes), ``exp0`` the binade exponent (NO_EXP for zeros and
+    specials), ``cls`` as in `decode_chunk`."""
+    for i in range(lo, hi):
+        c, s, e = dec_term(np.int64(bits[i]), E, M, bias, kind)
+        cls[i] = c
+        if c != CLS_FIN or s == 0:
+            val[i] = 0.0
+            exp0[i] = NO_EXP
         else:
-            cls[i] = CLS_FIN
-            sig[i] = -m if s else m
-            exp[i] = e + M
+            val[i] = np.float64(s) * P2[P2_OFF + e - M]
+            exp0[i] = e
     return 0
 
 
@@ -159,6 +175,49 @@ def prod_special(ca, sa, cb, sb):
     return False, pos, not pos
 
 
+@helper
+def out_pos(idx, m, n, K):
+    """(bt, i, j, arow, brow) of output ``idx`` of (nb, m, n): its batch, row and
+    column, and where its A row (nb, m, K) and B column (nb, n, K) start."""
+    mn = m * n
+    bt = idx // mn
+    r = idx - bt * mn
+    i = r // n
+    j = r - i * n
+    return bt, i, j, (bt * m + i) * K, (bt * n + j) * K
+
+
+@helper
+def c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo):
+    """(cls, sig, e, M) of the first step's c: output idx of C, or +0."""
+    if has_c:
+        return Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
+    return CLS_FIN, np.int64(0), np.int64(0), Mo
+
+
+@helper
+def c_specials(ccls, csig):
+    """(nan, +inf, -inf) that the running c brings to a chunk."""
+    return ccls == CLS_NAN, ccls == CLS_INF and csig > 0, ccls == CLS_INF and csig < 0
+
+
+@helper
+def add_trunc(S, v, sh):
+    """S + v * 2**sh, the term truncated toward zero."""
+    if v > 0:
+        return S + trunc_shift(v, sh)
+    return S - trunc_shift(-v, sh)
+
+
+@helper
+def add_c_term(S, csig, ce, emax, F, cM):
+    """S plus c (significand csig of cM fraction bits, binade exponent ce)
+    truncated to F fraction bits below emax."""
+    if csig != 0:
+        S = add_trunc(S, csig, ce - emax + F - cM)
+    return S
+
+
 # ---------------------------------------------------------------------------
 # "fdpa": truncated fused dot-product-add, block scales optional
 # ---------------------------------------------------------------------------
@@ -168,24 +227,13 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                out, L, F, MaMb, Ms2, ezero, rne, p, emin, Eo, Mo, idxs, use_idx):
     """The reference "fdpa" kernel (the slow twin of `fdpa_fast_chunk`): outputs
     [lo, hi), or outputs idxs[lo:hi] when ``use_idx``."""
-    mn = m * n
     for q in range(lo, hi):
         idx = idxs[q] if use_idx else q
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
-        if has_c:
-            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
-        else:
-            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
+        ccls, csig, ce, cM = c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo)
         bits = np.int64(0)
         for k0 in range(0, K, L):
-            nan = ccls == CLS_NAN
-            pinf = ccls == CLS_INF and csig > 0
-            ninf = ccls == CLS_INF and csig < 0
+            nan, pinf, ninf = c_specials(ccls, csig)
             emax = np.int64(ezero) if csig == 0 else ce
             esc = np.int64(0)
             ssc = np.int64(1)
@@ -222,17 +270,9 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                 for t in range(k0, k0 + L):
                     ps = np.int64(As[arow + t]) * np.int64(Bs[brow + t]) * ssc
                     if ps != 0:
-                        sh = np.int64(Ae[arow + t]) + np.int64(Be[brow + t]) + base
-                        if ps > 0:
-                            S += trunc_shift(ps, sh)
-                        else:
-                            S -= trunc_shift(-ps, sh)
-                if csig != 0:
-                    sh = ce - emax + F - cM
-                    if csig > 0:
-                        S += trunc_shift(csig, sh)
-                    else:
-                        S -= trunc_shift(-csig, sh)
+                        S = add_trunc(S, ps, np.int64(Ae[arow + t]) + np.int64(Be[brow + t])
+                                      + base)
+                S = add_c_term(S, csig, ce, emax, F, cM)
                 bits = round_out(S, emax - F, rne, p, emin, Eo, Mo, True)
             ccls, csig, ce = dec_ieee(bits, Eo, Mo)
             cM = Mo
@@ -240,93 +280,179 @@ def fdpa_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
     return 0
 
 
+JB = 64                      # columns per block of `fdpa_fast_chunk` (n is padded to it)
+RB = 16                      # rows per block of `fdpa_fast_chunk`
+
+
 @njit(cache=True, nogil=True)
-def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
-                    out, L, F, MaMb, ezero, rne, p, emin, Eo, Mo):
-    """"fdpa" without block scales, rows [lo, hi) of (nb * m) at a time and all n
-    columns together (B (nb, K, n), not transposed: the loops over j are
-    contiguous and branch-free, for the compiler to vectorise). For outputs whose
-    operands are all finite (the caller redoes the others with `fdpa_chunk`).
-    Ae0, Be0: binade exponents with zeros at NO_EXP, so that a product with a zero
-    factor sits far below every real exponent and below e_zero (its presence is
-    seen as a minimum under NO_EXP / 2). Every aligned term is taken as
-    (|p| << L0) >> (L0 - sh), L0 = max(F - Ma - Mb, 0), the shift clamped at 63:
-    exactly `trunc_shift` (|p| << L0 stays below 2**62)."""
-    L0 = max(F - MaMb, 0)
-    half = np.int64(NO_EXP // 2)
-    mx = np.empty(n, np.int64)
-    mnx = np.empty(n, np.int64)
-    base = np.empty(n, np.int64)
-    S = np.empty(n, np.int64)
-    csig = np.empty(n, np.int64)
-    ce = np.empty(n, np.int64)
-    bits = np.empty(n, np.int64)
-    done = np.empty(n, np.uint8)
-    for r in range(lo, hi):
-        bt = r // m
-        arow = r * K
-        for j in range(n):
-            if has_c:
-                csig[j] = Cs[r * n + j]
-                ce[j] = Ce[r * n + j]
-            else:
-                csig[j] = 0
-                ce[j] = 0
-            done[j] = 0
-            bits[j] = 0
-        cM = Mc if has_c else Mo
-        for k0 in range(0, K, L):
-            for j in range(n):
-                mx[j] = NO_EXP
-                mnx[j] = 0
-            for t in range(k0, k0 + L):
-                ea = np.int64(Ae0[arow + t])
-                brow = (bt * K + t) * n
-                for j in range(n):
-                    x = ea + np.int64(Be0[brow + j])
-                    mx[j] = max(mx[j], x)
-                    mnx[j] = min(mnx[j], x)
-            for j in range(n):
-                e = np.int64(ezero) if csig[j] == 0 else ce[j]
-                if mnx[j] < half:
-                    e = max(e, np.int64(ezero))
-                e = max(e, mx[j])
-                mx[j] = e
-                base[j] = L0 - F + MaMb + e
-                S[j] = 0
-            for t in range(k0, k0 + L):
-                sa = np.int64(As[arow + t])
-                ea = np.int64(Ae0[arow + t])
-                brow = (bt * K + t) * n
-                for j in range(n):
-                    ps = sa * np.int64(Bs[brow + j])
-                    sg = ps >> 63
-                    mag = (ps ^ sg) - sg
-                    rs = min(base[j] - ea - np.int64(Be0[brow + j]), np.int64(63))
-                    v = (mag << L0) >> rs
-                    S[j] += (v ^ sg) - sg
-            for j in range(n):
-                if done[j]:
-                    continue
-                emax = mx[j]
-                c = csig[j]
-                if c != 0:
-                    sh = ce[j] - emax + F - cM
-                    if c > 0:
-                        S[j] += trunc_shift(c, sh)
+def fdpa_fast_chunk(lo, hi, Av, Ae0, ZA, Bv, Be0, ZB, m, n, K, Cv, Cx, has_c,
+                    out, L, F, ezero, rne, p, emin, Eo, Mo, P2):
+    """"fdpa" without block scales for outputs whose operands are all finite
+    (the caller redoes the others with `fdpa_chunk`): rows [lo, hi) of (nb * m)
+    in blocks of RB rows that share each chunk's B tile (L x JB, in L1), columns
+    in blocks of JB (n a multiple of JB), L a multiple of 4, all K chained inside
+    one call.
+
+    Operands as values (float64, exact; `decode_values_chunk`), A (nb, m, K) and B
+    (nb, K, n) not transposed, so that every loop over the columns j is
+    contiguous and branch-free, for the compiler to vectorise; Ae0, Be0 their
+    binade exponents as float32 (NO_EXP for zeros: sums of two are exact, and
+    float32 lanes are twice as many as int64 ones); ZA (nb * m, K // L) and ZB
+    (nb, K // L, n): whether a chunk of row i of A, of column j of B, has a
+    zero. Cv, Cx: the values of c and the exponent it brings to the chunk's
+    maximum (its binade exponent, ``ezero`` for a zero c).
+
+    Exactness in float64: with E the chunk's largest exponent, every aligned term
+    is trunc(a * b * 2**(F - E)), an integer below 2**(F + 2) (a product of two
+    significands of at most 26 bits is exact, the power of two exact, trunc
+    exact), and the sum of L + 1 of them stays below 2**53 (the caller checks
+    F + 3 + log2(L + 1) <= 53): the sum is the integer S of `fdpa_chunk`, in any
+    order. The rounding of S * 2**(E - F) to p bits is a scaling by powers of
+    two (made from their exponent bits), rint (nearest-even) or trunc (toward
+    zero) and a scaling back; the result, a value of the output format, is the
+    next chunk's c. An overflowing chunk leaves its column infinite (finite
+    products keep the infinity). P2[P2_OFF + x] = 2.0**x.
+
+    Speed: every inner loop runs over the JB columns with unsigned indices (no
+    negative-index wraparound, hence no gathers), four t per pass (a quarter of
+    the store-to-load chains through mx and S), the max written as an add (a
+    select would become a masked store, which is not forwarded to the next
+    load)."""
+    nch = K // L
+    lim = P2[P2_OFF + (1 << (Eo - 1))]          # 2**(emax_out + 1)
+    twop = P2[P2_OFF + p]
+    inf = np.inf
+    ez = np.int64(ezero)
+    mx = np.empty(JB, np.float32)
+    mxi = np.empty(JB, np.int64)
+    scb = np.empty(JB, np.int64)
+    sc = scb.view(np.float64)
+    t1b = np.empty(JB, np.int64)
+    t1 = t1b.view(np.float64)
+    t2b = np.empty(JB, np.int64)
+    t2 = t2b.view(np.float64)
+    evs = np.empty(JB, np.int64)
+    rq = np.empty(JB, np.float64)
+    S = np.empty(JB, np.float64)
+    Sb = S.view(np.int64)
+    c = np.empty(RB * JB, np.float64)
+    cx = np.empty(RB * JB, np.int64)
+    o32 = np.empty(JB, np.float32)
+    o32b = o32.view(np.uint32)
+    for r0 in range(lo, hi, RB):
+        nr = min(RB, hi - r0)
+        for j0 in range(0, n, JB):
+            for i in range(nr):
+                ib = np.uint64(i * JB)
+                if has_c:
+                    cb = np.uint64((r0 + i) * n + j0)
+                    for j in range(JB):
+                        c[ib + np.uint64(j)] = Cv[cb + np.uint64(j)]
+                        cx[ib + np.uint64(j)] = Cx[cb + np.uint64(j)]
+                else:
+                    for j in range(JB):
+                        c[ib + np.uint64(j)] = 0.0
+                        cx[ib + np.uint64(j)] = ez
+            for ch in range(nch):
+                k0 = ch * L
+                for i in range(nr):
+                    # row r of the block: its chunk ch against the B tile (L x JB),
+                    # which the block's rows share while it is in L1
+                    r = r0 + i
+                    bt = r // m
+                    arow = r * K
+                    ib = np.uint64(i * JB)
+                    zrow = np.uint64((bt * nch + ch) * n + j0)
+                    if ZA[r * nch + ch]:
+                        for j in range(JB):
+                            mx[j] = np.float32(max(cx[ib + np.uint64(j)], ez))
                     else:
-                        S[j] -= trunc_shift(-c, sh)
-                b = round_out(S[j], emax - F, rne, p, emin, Eo, Mo, True)
-                bits[j] = b
-                if ((b >> Mo) & ((np.int64(1) << Eo) - 1)) == (np.int64(1) << Eo) - 1:
-                    done[j] = 1     # the chunk overflowed: finite products keep the infinity
-                    continue
-                c_, x1, x2 = dec_ieee(b, Eo, Mo)
-                csig[j] = x1
-                ce[j] = x2
-            cM = Mo
-        for j in range(n):
-            out[r * n + j] = bits[j]
+                        for j in range(JB):
+                            e = cx[ib + np.uint64(j)]
+                            mx[j] = np.float32(max(e, ez) if ZB[zrow + np.uint64(j)] else e)
+                    for t in range(k0, k0 + L, 4):
+                        e0 = Ae0[arow + t]
+                        e1 = Ae0[arow + t + 1]
+                        e2 = Ae0[arow + t + 2]
+                        e3 = Ae0[arow + t + 3]
+                        b0 = np.uint64((bt * K + t) * n + j0)
+                        b1 = b0 + np.uint64(n)
+                        b2 = b1 + np.uint64(n)
+                        b3 = b2 + np.uint64(n)
+                        for j in range(JB):
+                            u = np.uint64(j)
+                            x0 = e0 + Be0[b0 + u]
+                            x1 = e1 + Be0[b1 + u]
+                            x2 = e2 + Be0[b2 + u]
+                            x3 = e3 + Be0[b3 + u]
+                            x0 = x0 if x0 > x1 else x1
+                            x2 = x2 if x2 > x3 else x3
+                            x0 = x0 if x0 > x2 else x2
+                            y = mx[j]
+                            d = x0 - y
+                            mx[j] = y + (d if d > np.float32(0.0) else np.float32(0.0))
+                    for j in range(JB):
+                        ej = np.int64(mx[j])
+                        mxi[j] = ej
+                        scb[j] = (1023 + F - ej) << 52          # 2.0**(F - E)
+                    for j in range(JB):
+                        cj = c[ib + np.uint64(j)]
+                        S[j] = np.trunc((cj if abs(cj) < inf else 0.0) * sc[j])
+                    for t in range(k0, k0 + L, 4):
+                        a0 = Av[arow + t]
+                        a1 = Av[arow + t + 1]
+                        a2 = Av[arow + t + 2]
+                        a3 = Av[arow + t + 3]
+                        b0 = np.uint64((bt * K + t) * n + j0)
+                        b1 = b0 + np.uint64(n)
+                        b2 = b1 + np.uint64(n)
+                        b3 = b2 + np.uint64(n)
+                        for j in range(JB):
+                            u = np.uint64(j)
+                            s_ = sc[j]
+                            S[j] += ((np.trunc(a0 * Bv[b0 + u] * s_)
+                                      + np.trunc(a1 * Bv[b1 + u] * s_))
+                                     + (np.trunc(a2 * Bv[b2 + u] * s_)
+                                        + np.trunc(a3 * Bv[b3 + u] * s_)))
+                    for j in range(JB):
+                        q0 = mxi[j] - F
+                        ev = max(q0 + ((Sb[j] >> 52) & 0x7FF) - 1023, np.int64(emin))
+                        qr = ev - (p - 1)
+                        evs[j] = ev
+                        t1b[j] = (1023 + q0 - qr) << 52            # 2.0**(q0 - qr)
+                        t2b[j] = (1023 + qr) << 52                 # 2.0**qr
+                    if rne:
+                        for j in range(JB):
+                            rq[j] = np.rint(S[j] * t1[j])
+                    else:
+                        for j in range(JB):
+                            rq[j] = np.trunc(S[j] * t1[j])
+                    for j in range(JB):
+                        rv = rq[j]
+                        y = rv * t2[j]
+                        y = np.copysign(inf, y) if abs(y) >= lim else y
+                        cj = c[ib + np.uint64(j)]
+                        y = cj if abs(cj) == inf else y
+                        c[ib + np.uint64(j)] = y
+                        cx[ib + np.uint64(j)] = ez if (y == 0.0 or abs(y) == inf) else (
+                            evs[j] + (1 if abs(rv) == twop else 0))
+            for i in range(nr):
+                ib = np.uint64(i * JB)
+                ob = np.uint64((r0 + i) * n + j0)
+                if Eo == 8:
+                    for j in range(JB):
+                        o32[j] = np.float32(c[ib + np.uint64(j)] + 0.0)   # (a zero is +0)
+                    for j in range(JB):
+                        out[ob + np.uint64(j)] = o32b[j]
+                else:
+                    for j in range(JB):
+                        y = c[ib + np.uint64(j)]
+                        if abs(y) == inf:
+                            b = special_bits(False, y > 0, y < 0, Eo, Mo)
+                        else:
+                            b = round_out(np.int64(y * 16777216.0), -24, False, p, emin, Eo,
+                                          Mo, True)
+                        out[ob + np.uint64(j)] = b
     return 0
 
 
@@ -337,27 +463,16 @@ def fdpa_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, Mc,
 def grouped_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc,
                   SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
                   out, L, G, F, qab, emin_a, emin_b, Ms2, ezero, p, emin, Eo, Mo):
-    mn = m * n
     ng = L // G
     gP = np.empty(ng, np.int64)
     gS = np.empty(ng, np.int64)
     gE = np.empty(ng, np.int64)
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
-        if has_c:
-            ccls, csig, ce, cM = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx]), Mc
-        else:
-            ccls, csig, ce, cM = CLS_FIN, np.int64(0), np.int64(0), Mo
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
+        ccls, csig, ce, cM = c_start(idx, Cs, Ce, Cc, has_c, Mc, Mo)
         bits = np.int64(0)
         for k0 in range(0, K, L):
-            nan = ccls == CLS_NAN
-            pinf = ccls == CLS_INF and csig > 0
-            ninf = ccls == CLS_INF and csig < 0
+            nan, pinf, ninf = c_specials(ccls, csig)
             emax = np.int64(ezero) if csig == 0 else ce
             for g in range(ng):
                 t0 = k0 + g * G
@@ -400,17 +515,8 @@ def grouped_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c, Mc
                 for g in range(ng):
                     v = gP[g]
                     if v != 0:
-                        sh = gE[g] - Ms2 + qab - emax + F
-                        if v > 0:
-                            S += trunc_shift(v, sh)
-                        else:
-                            S -= trunc_shift(-v, sh)
-                if csig != 0:
-                    sh = ce - emax + F - cM
-                    if csig > 0:
-                        S += trunc_shift(csig, sh)
-                    else:
-                        S -= trunc_shift(-csig, sh)
+                        S = add_trunc(S, v, gE[g] - Ms2 + qab - emax + F)
+                S = add_c_term(S, csig, ce, emax, F, cM)
                 bits = round_out(S, emax - F, False, p, emin, Eo, Mo, True)
             ccls, csig, ce = dec_ieee(bits, Eo, Mo)
             cM = Mo

@@ -33,6 +33,78 @@ def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
     return sig, exp, cls
 
 
+def _decode_all(model, A3, BT3, C3):
+    return (_decode(A3, model.a_fmt) + _decode(BT3, model.b_fmt)
+            + _decode(C3, model.c_fmt))
+
+
+def _decode_values(bits: np.ndarray, fmt: Format):
+    """(values float64, binade exponents with zeros at NO_EXP, classes) for the
+    fast "fdpa" kernel."""
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    n = flat.size
+    val = np.empty(n, np.float64)
+    exp0 = np.empty(n, np.int32)
+    cls = np.empty(n, np.uint8)
+    E, M, bias, kind = fmt.params
+    run_chunks(KM.decode_values_chunk, n, flat, val, exp0, cls, E, M, bias, kind, KM.POW2)
+    return val, exp0, cls
+
+
+def _fast_fits(model) -> bool:
+    """Whether `fdpa_fast_chunk` takes the model: no block scales, a chunk of a
+    multiple of 4 products (every NVIDIA one), and float64 arithmetic exact:
+    products of significands exact, a chunk's L + 1 aligned terms (each below
+    2**(F + 2)) summing below 2**53."""
+    Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
+    return (not model.scaled and model.chunk % 4 == 0 and Ma + Mb + 2 <= 53
+            and model.frac_bits + 2 + int(model.chunk + 1).bit_length() <= 53)
+
+
+def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emin, Eo, Mo):
+    """Run `fdpa_fast_chunk` into ``out``; returns the indices of the outputs
+    with an infinite or NaN operand (to redo with the reference kernel)."""
+    L = model.chunk
+    npad = -(-n // KM.JB) * KM.JB            # the kernel's column blocks
+    A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
+    B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
+    if Kp != K:
+        A3 = np.concatenate([A3, np.zeros((nbt, m, Kp - K), A3.dtype)], axis=2)
+    if Kp != K or npad != n:
+        B3 = np.pad(B3, ((0, 0), (0, Kp - K), (0, npad - n)))
+    Av, Ae0, Acl = _decode_values(A3, model.a_fmt)
+    Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
+    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
+    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
+    if has_c:
+        C = C3.reshape(nbt, m, n)
+        if npad != n:
+            C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
+        Cv, Cx, Ccl = _decode_values(C, model.c_fmt)
+        Cx = np.where(Cx == KM.NO_EXP, np.int32(model.e_zero), Cx)
+    else:
+        Cv, Cx, Ccl = np.zeros(1), np.zeros(1, np.int32), None
+    outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
+    run_chunks_weighted(
+        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0.astype(np.float32),
+        ZA.reshape(-1), Bv, Be0.astype(np.float32), ZB.reshape(-1), m,
+        npad, Kp, Cv, Cx, has_c, outp, L, model.frac_bits, model.e_zero, rne, p, emin, Eo, Mo,
+        KM.POW2)
+    if npad != n:
+        out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
+        Bcl = Bcl.reshape(nbt, Kp, npad)[:, :, :n]
+        if has_c:
+            Ccl = Ccl.reshape(nbt, m, npad)[:, :, :n]
+    rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
+    cs = (Bcl.reshape(nbt, Kp, n) != 0).any(1)
+    if not (rs.any() or cs.any() or (has_c and Ccl.any())):
+        return np.zeros(0, np.int64)
+    sp = rs[:, :, None] | cs[:, None, :]
+    if has_c:
+        sp = sp | (Ccl.reshape(sp.shape) != 0)
+    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
+
+
 def _values(bits: np.ndarray, fmt: Format, dtype) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         return np.ascontiguousarray(from_bits(np.ascontiguousarray(bits), fmt).astype(dtype)
@@ -129,9 +201,8 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     ofmt = model.out_fmt
     alg = model.algorithm
     if alg in ("fdpa", "grouped", "two_stage", "two_stage_pairs"):
-        As, Ae, Ac = _decode(A3, model.a_fmt)
-        Bs, Be, Bc = _decode(BT3, model.b_fmt)
-        Cs, Ce, Cc = _decode(C3, model.c_fmt)
+        if alg != "fdpa":
+            As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
         out = np.empty(nout, np.uint32)
         Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
         if alg in ("fdpa", "grouped"):
@@ -154,29 +225,20 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                 SAc = SBc = np.zeros(1, np.uint8)
                 nsb, sblock, Ms2 = 1, 1, 0
             if alg == "fdpa":
-                slow = np.arange(nout, dtype=np.int64)
-                if _fast and not model.scaled:
+                if _fast and _fast_fits(model):
                     # the branch-free kernel for outputs with finite operands, the
                     # reference kernel for the others
-                    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae)
-                    B3 = np.ascontiguousarray(np.swapaxes(BT3, 1, 2))
-                    Bs3, Be3, _ = _decode(B3, model.b_fmt)
-                    Be30 = np.where(Bs3 == 0, np.int32(KM.NO_EXP), Be3)
+                    slow = _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out,
+                                      rne, p, emin, Eo, Mo)
+                else:
+                    slow = np.arange(nout, dtype=np.int64)
+                if slow.size:
+                    As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
                     run_chunks_weighted(
-                        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * n, As, Ae0, Bs3, Be30, m, n, Kp,
-                        Cs, Ce, has_c, model.c_fmt.mbits, out, model.chunk, model.frac_bits,
-                        Ma + Mb, model.e_zero, rne, p, emin, Eo, Mo)
-                    rs = (Ac.reshape(nbt, m, Kp) != 0).any(-1)
-                    cs = (Bc.reshape(nbt, n, Kp) != 0).any(-1)
-                    sp = rs[:, :, None] | cs[:, None, :]
-                    if has_c:
-                        sp = sp | (Cc.reshape(sp.shape) != 0)
-                    slow = np.flatnonzero(sp.reshape(-1)).astype(np.int64)
-                run_chunks_weighted(
-                    KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce,
-                    Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
-                    model.scaled, out, model.chunk, model.frac_bits, Ma + Mb, Ms2,
-                    model.e_zero, rne, p, emin, Eo, Mo, slow, True)
+                        KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp,
+                        Cs, Ce, Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc,
+                        nsb, sblock, model.scaled, out, model.chunk, model.frac_bits, Ma + Mb,
+                        Ms2, model.e_zero, rne, p, emin, Eo, Mo, slow, True)
             else:
                 emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
                 qab = emin_a - Ma + emin_b - Mb
