@@ -1,0 +1,346 @@
+"""Fast matrix-unit kernels (softfloat.mma) of the AMD instructions and of the
+fp32/fp64 fused multiply-add chains, and the exact A B + C check behind the
+inexact and underflow flags.
+
+The reference ("slow twin") of each kernel is in `softfloat._kernels.mma`
+(``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``) and,
+for fp64, MPFR (softfloat.mma.run._fma64). The fast kernels here compute rows
+[lo, hi) of the (nb * m) rows of A at a time and all n columns of an output row
+together, B not transposed (nb, K, n), so that the loops over the columns are
+contiguous and branch-free for the compiler to vectorise; operands are decoded
+once per call and the whole K runs inside one kernel call.
+
+* ``two_stage_fast_chunk`` ("two_stage", "two_stage_pairs", CDNA3) and
+  ``exact_fast_chunk`` ("exact", CDNA1) take outputs whose operands are all
+  finite (and, for bf16/xf32, whose products stay below 2**128); the caller
+  redoes the others with the reference kernel (``*_at_chunk``: the reference
+  on a list of outputs).
+* ``ftz_fast_chunk`` ("ftz_chain", CDNA2) and ``fma32_fast_chunk`` /
+  ``fma64_fast_chunk`` ("fma") take every output: their float arithmetic is the
+  reference's, special values included.
+
+fp32 and fp64 fused multiply-adds are LLVM's ``llvm.fma`` (the CPU's FMA
+instruction, or libm's correctly rounded fma where the CPU has none): one
+rounding of the exact x * y + z, as IEEE 754 defines it.
+"""
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from .jit import helper
+from .mma import (NO_EXP, bitlen, dec_ieee, exact_chunk, floor_shift, round_out,
+                  two_stage_chunk)
+
+
+# ---------------------------------------------------------------------------
+# IEEE fused multiply-add (one rounding)
+# ---------------------------------------------------------------------------
+def _fma_codegen(llty):
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(llty, [llty] * 3)
+        fn = builder.module.declare_intrinsic("llvm.fma", [llty], fnty)
+        return builder.call(fn, args)
+    return codegen
+
+
+@intrinsic
+def fma_f32(typingctx, x, y, z):
+    """binary32 x * y + z rounded once to nearest-even (llvm.fma.f32)."""
+    if not all(t == types.float32 for t in (x, y, z)):
+        return None
+    return types.float32(x, y, z), _fma_codegen(ir.FloatType())
+
+
+@intrinsic
+def fma_f64(typingctx, x, y, z):
+    """binary64 x * y + z rounded once to nearest-even (llvm.fma.f64)."""
+    if not all(t == types.float64 for t in (x, y, z)):
+        return None
+    return types.float64(x, y, z), _fma_codegen(ir.DoubleType())
+
+
+@njit(cache=True, nogil=True)
+def fma32_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out):
+    """"fma" into binary32: c = fma(a_k, b_k, c) along K. Av (nb * m, K), Bv
+    (nb, K, n), Cv and out (nb * m * n) float32; rows [lo, hi)."""
+    c = np.empty(n, np.float32)
+    m_rows = Av.shape[0] // Bv.shape[0]
+    for r in range(lo, hi):
+        bt = r // m_rows
+        for j in range(n):
+            c[j] = Cv[r * n + j] if has_c else np.float32(0.0)
+        for t in range(K):
+            a = Av[r, t]
+            for j in range(n):
+                c[j] = fma_f32(a, Bv[bt, t, j], c[j])
+        for j in range(n):
+            out[r * n + j] = c[j]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def fma64_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out):
+    """"fma" into binary64 (NVIDIA DMMA, AMD fp64 MFMA): as `fma32_fast_chunk`."""
+    c = np.empty(n, np.float64)
+    m_rows = Av.shape[0] // Bv.shape[0]
+    for r in range(lo, hi):
+        bt = r // m_rows
+        for j in range(n):
+            c[j] = Cv[r * n + j] if has_c else 0.0
+        for t in range(K):
+            a = Av[r, t]
+            for j in range(n):
+                c[j] = fma_f64(a, Bv[bt, t, j], c[j])
+        for j in range(n):
+            out[r * n + j] = c[j]
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "ftz_chain" (CDNA2)
+# ---------------------------------------------------------------------------
+@helper
+def _fl(x):
+    """x flushed to a zero of its sign below 2**-126 (NaN kept)."""
+    return x * np.float32(0.0) if abs(x) < np.float32(1.1754943508222875e-38) else x
+
+
+@njit(cache=True, nogil=True)
+def ftz_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out, P):
+    """"ftz_chain" on flushed float32 inputs (Av (nb * m, K), Bv (nb, K, n): every
+    input below its format's smallest normal already +0) and a flushed c: the
+    products, the pair (P = 2) or pairs-of-pairs (P = 4) sums and the running
+    sum, each flushed, in the reference's order."""
+    c = np.empty(n, np.float32)
+    m_rows = Av.shape[0] // Bv.shape[0]
+    for r in range(lo, hi):
+        bt = r // m_rows
+        for j in range(n):
+            c[j] = Cv[r * n + j] if has_c else np.float32(0.0)
+        for k0 in range(0, K, P):
+            a0 = Av[r, k0]
+            a1 = Av[r, k0 + 1]
+            if P == 4:
+                a2 = Av[r, k0 + 2]
+                a3 = Av[r, k0 + 3]
+                for j in range(n):
+                    p0 = _fl(a0 * Bv[bt, k0, j])
+                    p1 = _fl(a1 * Bv[bt, k0 + 1, j])
+                    p2 = _fl(a2 * Bv[bt, k0 + 2, j])
+                    p3 = _fl(a3 * Bv[bt, k0 + 3, j])
+                    s = _fl(_fl(p0 + p1) + _fl(p2 + p3))
+                    c[j] = _fl(c[j] + s)
+            else:
+                for j in range(n):
+                    p0 = _fl(a0 * Bv[bt, k0, j])
+                    p1 = _fl(a1 * Bv[bt, k0 + 1, j])
+                    c[j] = _fl(c[j] + _fl(p0 + p1))
+        for j in range(n):
+            out[r * n + j] = c[j]
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "exact" (CDNA1)
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def exact_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out, L):
+    """"exact" for outputs with finite operands: per chunk the L products
+    (exact float64) and c are made a non-overlapping expansion by Grow-Expansion
+    (two-sums, all columns at once; zero terms included, which changes the
+    components but not the sum nor the rounding) and rounded to binary32 as
+    `round_expansion_f32` does. An infinite (overflowed) running sum stays."""
+    T = L + 1
+    buf = np.empty((T, n), np.float64)
+    c = np.empty(n, np.float64)
+    m_rows = Av.shape[0] // Bv.shape[0]
+    for r in range(lo, hi):
+        bt = r // m_rows
+        for j in range(n):
+            c[j] = np.float64(Cv[r * n + j]) if has_c else 0.0
+        for k0 in range(0, K, L):
+            for t in range(L):
+                a = Av[r, k0 + t]
+                for j in range(n):
+                    buf[t, j] = a * Bv[bt, k0 + t, j]
+            for j in range(n):
+                buf[L, j] = c[j]
+            for i in range(1, T):
+                for h in range(i):
+                    for j in range(n):
+                        q = buf[i, j]
+                        b = buf[h, j]
+                        s = q + b
+                        bb = s - q
+                        buf[h, j] = (q - (s - bb)) + (b - bb)
+                        buf[i, j] = s
+            for j in range(n):
+                if not np.isfinite(c[j]):
+                    continue                   # overflowed: the infinity stays
+                x = buf[T - 1, j]
+                if x == 0.0:
+                    c[j] = 0.0
+                    continue
+                rs = 0.0
+                for h in range(T - 2, -1, -1):
+                    if buf[h, j] != 0.0:
+                        rs = buf[h, j]
+                        break
+                f = np.float32(x)
+                d = x - np.float64(f)
+                if d != 0.0 and rs != 0.0 and np.isfinite(f):
+                    up = np.nextafter(f, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
+                    if np.float64(up) - x == x - np.float64(f) and (rs > 0) == (d > 0):
+                        f = up
+                c[j] = np.float64(f)
+        for j in range(n):
+            out[r * n + j] = np.float32(c[j])
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def exact_at_chunk(lo, hi, idxs, Av, Bv, m, n, K, Cv, has_c, out, L):
+    """The reference `exact_chunk` on outputs idxs[lo:hi]."""
+    for q in range(lo, hi):
+        i = idxs[q]
+        exact_chunk(i, i + 1, Av, Bv, m, n, K, Cv, has_c, out, L)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# "two_stage" / "two_stage_pairs" (CDNA3)
+# ---------------------------------------------------------------------------
+@helper
+def _ts_finish(X, edot, csig, ce, F, F2, pairs):
+    """The binary32 encoding of one chunk's result from its aligned product sum
+    X (units 2**(edot - F); edot NO_EXP: no nonzero product) and c = csig *
+    2**(ce - 23): the second stage of `two_stage_chunk`."""
+    emx = max(edot, ce)
+    T = np.int64(0)
+    if edot != NO_EXP:
+        T = floor_shift(X, edot - emx + F2 + 1 - F)
+    if csig != 0:
+        C2 = floor_shift(csig, ce - 23 - emx + F)
+        if pairs and ce < emx - F - 1:
+            C2 = np.int64(0)
+        T += C2 << (F2 + 1 - F)
+    g = emx - F2 - 1
+    if T != 0:
+        mag = -T if T < 0 else T
+        ev = g + bitlen(mag) - 1
+        qf = max(ev, np.int64(-126)) - F2
+        if qf > g:
+            T = floor_shift(T, g - qf)
+            g = qf
+    return round_out(T, g, True, 24, -126, 8, 23, False)
+
+
+@njit(cache=True, nogil=True)
+def two_stage_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, out,
+                         L, F, F2, MaMb, pairs):
+    """"two_stage" / "two_stage_pairs" for outputs with finite operands and
+    products below 2**128. As, Ae0: A's (nb * m, K) significands and binade
+    exponents, Bs, Be0: B's (nb, K, n), with the exponents of zeros at NO_EXP so
+    that a product with a zero factor lies far below every real one (a chunk
+    whose largest exponent is under NO_EXP / 2 has only zero products). Every
+    product is truncated as (|p| << L0) >> (e - x), L0 = F - Ma - Mb: exactly the
+    reference's `trunc_shift` to F fraction bits below the largest exponent e."""
+    L0 = F - MaMb
+    half = np.int64(NO_EXP // 2)
+    mx0 = np.empty(n, np.int64)
+    mx1 = np.empty(n, np.int64)
+    S0 = np.empty(n, np.int64)
+    S1 = np.empty(n, np.int64)
+    csig = np.empty(n, np.int64)
+    ce = np.empty(n, np.int64)
+    bits = np.empty(n, np.int64)
+    done = np.empty(n, np.uint8)
+    step = 2 if pairs else 1
+    for r in range(lo, hi):
+        bt = r // m
+        for j in range(n):
+            if has_c:
+                csig[j] = Cs[r * n + j]
+                ce[j] = Ce[r * n + j]
+            else:
+                csig[j] = 0
+                ce[j] = -126
+            done[j] = 0
+            bits[j] = 0
+        for k0 in range(0, K, L):
+            for j in range(n):
+                mx0[j] = NO_EXP
+                mx1[j] = NO_EXP
+                S0[j] = 0
+                S1[j] = 0
+            for t in range(k0, k0 + L, step):
+                ea = np.int64(Ae0[r, t])
+                for j in range(n):
+                    mx0[j] = max(mx0[j], ea + np.int64(Be0[bt, t, j]))
+                if pairs:
+                    ea1 = np.int64(Ae0[r, t + 1])
+                    for j in range(n):
+                        mx1[j] = max(mx1[j], ea1 + np.int64(Be0[bt, t + 1, j]))
+            for t in range(k0, k0 + L, step):
+                sa = np.int64(As[r, t])
+                ea = np.int64(Ae0[r, t])
+                for j in range(n):
+                    ps = sa * np.int64(Bs[bt, t, j])
+                    sg = ps >> 63
+                    mag = (ps ^ sg) - sg
+                    rs = min(mx0[j] - ea - np.int64(Be0[bt, t, j]), np.int64(63))
+                    v = (mag << L0) >> rs
+                    S0[j] += (v ^ sg) - sg
+                if pairs:
+                    sa = np.int64(As[r, t + 1])
+                    ea = np.int64(Ae0[r, t + 1])
+                    for j in range(n):
+                        ps = sa * np.int64(Bs[bt, t + 1, j])
+                        sg = ps >> 63
+                        mag = (ps ^ sg) - sg
+                        rs = min(mx1[j] - ea - np.int64(Be0[bt, t + 1, j]), np.int64(63))
+                        v = (mag << L0) >> rs
+                        S1[j] += (v ^ sg) - sg
+            for j in range(n):
+                if done[j]:
+                    continue
+                e0 = mx0[j] if mx0[j] >= half else np.int64(NO_EXP)
+                if pairs:
+                    e1 = mx1[j] if mx1[j] >= half else np.int64(NO_EXP)
+                    edot = max(e0, e1)
+                    X = np.int64(0)
+                    if edot != NO_EXP:
+                        if e0 != NO_EXP:
+                            X += floor_shift(S0[j], e0 - edot)
+                        if e1 != NO_EXP:
+                            X += floor_shift(S1[j], e1 - edot)
+                else:
+                    edot = e0
+                    X = S0[j]
+                b = _ts_finish(X, edot, csig[j], ce[j], F, F2, pairs)
+                bits[j] = b
+                if ((b >> 23) & 0xFF) == 0xFF:
+                    done[j] = 1     # overflowed: finite products keep the infinity
+                    continue
+                c_, x1, x2 = dec_ieee(b, 8, 23)
+                csig[j] = x1
+                ce[j] = x2
+        for j in range(n):
+            out[r * n + j] = bits[j]
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def two_stage_at_chunk(lo, hi, idxs, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c,
+                       out, L, F, F2, MaMb, pairs, check_ovf):
+    """The reference `two_stage_chunk` on outputs idxs[lo:hi]."""
+    for q in range(lo, hi):
+        i = idxs[q]
+        two_stage_chunk(i, i + 1, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c,
+                        out, L, F, F2, MaMb, pairs, check_ovf)
+    return 0
+
+
+__all__ = ["fma_f32", "fma_f64", "fma32_fast_chunk", "fma64_fast_chunk", "ftz_fast_chunk",
+           "exact_fast_chunk", "exact_at_chunk", "two_stage_fast_chunk", "two_stage_at_chunk"]
