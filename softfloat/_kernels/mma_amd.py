@@ -29,8 +29,8 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .jit import helper
-from .mma import (NO_EXP, bitlen, dec_ieee, exact_chunk, floor_shift, round_out,
-                  two_stage_chunk)
+from .core import clz64
+from .mma import NO_EXP, exact_chunk, two_stage_chunk
 
 
 # ---------------------------------------------------------------------------
@@ -212,28 +212,9 @@ def exact_at_chunk(lo, hi, idxs, Av, Bv, m, n, K, Cv, has_c, out, L):
 # "two_stage" / "two_stage_pairs" (CDNA3)
 # ---------------------------------------------------------------------------
 @helper
-def _ts_finish(X, edot, csig, ce, F, F2, pairs):
-    """The binary32 encoding of one chunk's result from its aligned product sum
-    X (units 2**(edot - F); edot NO_EXP: no nonzero product) and c = csig *
-    2**(ce - 23): the second stage of `two_stage_chunk`."""
-    emx = max(edot, ce)
-    T = np.int64(0)
-    if edot != NO_EXP:
-        T = floor_shift(X, edot - emx + F2 + 1 - F)
-    if csig != 0:
-        C2 = floor_shift(csig, ce - 23 - emx + F)
-        if pairs and ce < emx - F - 1:
-            C2 = np.int64(0)
-        T += C2 << (F2 + 1 - F)
-    g = emx - F2 - 1
-    if T != 0:
-        mag = -T if T < 0 else T
-        ev = g + bitlen(mag) - 1
-        qf = max(ev, np.int64(-126)) - F2
-        if qf > g:
-            T = floor_shift(T, g - qf)
-            g = qf
-    return round_out(T, g, True, 24, -126, 8, 23, False)
+def _fsh(x, sh):
+    """floor(x * 2**sh) for a signed x, branch-free (|x| << sh stays in range)."""
+    return (x << max(sh, np.int64(0))) >> min(max(-sh, np.int64(0)), np.int64(63))
 
 
 @njit(cache=True, nogil=True)
@@ -245,7 +226,13 @@ def two_stage_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, out,
     that a product with a zero factor lies far below every real one (a chunk
     whose largest exponent is under NO_EXP / 2 has only zero products). Every
     product is truncated as (|p| << L0) >> (e - x), L0 = F - Ma - Mb: exactly the
-    reference's `trunc_shift` to F fraction bits below the largest exponent e."""
+    reference's `trunc_shift` to F fraction bits below the largest exponent e.
+
+    The running c stays decoded between chunks (csig * 2**(ce - 23), as
+    `dec_ieee` gives it, the sign of a zero result aside, and a flag for an
+    infinite one); the second stage (c and the product sum aligned, floored to
+    F2 fraction bits, rounded to nearest-even binary32) is branch-free over the
+    columns. The encodings are made once, after the last chunk."""
     L0 = F - MaMb
     half = np.int64(NO_EXP // 2)
     mx0 = np.empty(n, np.int64)
@@ -254,8 +241,8 @@ def two_stage_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, out,
     S1 = np.empty(n, np.int64)
     csig = np.empty(n, np.int64)
     ce = np.empty(n, np.int64)
-    bits = np.empty(n, np.int64)
-    done = np.empty(n, np.uint8)
+    zs = np.empty(n, np.int64)      # a zero result's sign bit
+    dn = np.empty(n, np.int64)      # 1: the result overflowed (infinite of csig's sign)
     step = 2 if pairs else 1
     for r in range(lo, hi):
         bt = r // m
@@ -266,8 +253,8 @@ def two_stage_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, out,
             else:
                 csig[j] = 0
                 ce[j] = -126
-            done[j] = 0
-            bits[j] = 0
+            zs[j] = 0
+            dn[j] = 0
         for k0 in range(0, K, L):
             for j in range(n):
                 mx0[j] = NO_EXP
@@ -303,31 +290,68 @@ def two_stage_fast_chunk(lo, hi, As, Ae0, Bs, Be0, m, n, K, Cs, Ce, has_c, out,
                         v = (mag << L0) >> rs
                         S1[j] += (v ^ sg) - sg
             for j in range(n):
-                if done[j]:
-                    continue
-                e0 = mx0[j] if mx0[j] >= half else np.int64(NO_EXP)
+                e0 = mx0[j]
                 if pairs:
-                    e1 = mx1[j] if mx1[j] >= half else np.int64(NO_EXP)
+                    e1 = mx1[j]
                     edot = max(e0, e1)
-                    X = np.int64(0)
-                    if edot != NO_EXP:
-                        if e0 != NO_EXP:
-                            X += floor_shift(S0[j], e0 - edot)
-                        if e1 != NO_EXP:
-                            X += floor_shift(S1[j], e1 - edot)
+                    X = (np.int64(e0 >= half) * _fsh(S0[j], e0 - edot)
+                         + np.int64(e1 >= half) * _fsh(S1[j], e1 - edot))
                 else:
                     edot = e0
                     X = S0[j]
-                b = _ts_finish(X, edot, csig[j], ce[j], F, F2, pairs)
-                bits[j] = b
-                if ((b >> 23) & 0xFF) == 0xFF:
-                    done[j] = 1     # overflowed: finite products keep the infinity
-                    continue
-                c_, x1, x2 = dec_ieee(b, 8, 23)
-                csig[j] = x1
-                ce[j] = x2
+                hp = np.int64(edot >= half)
+                cs = csig[j]
+                cx = ce[j]
+                emx = max(edot, cx)
+                T = hp * _fsh(X, edot - emx + F2 + 1 - F)
+                C2 = _fsh(cs, cx - 23 - emx + F)
+                if pairs:
+                    C2 *= np.int64(cx >= emx - F - 1)
+                T += C2 << (F2 + 1 - F)
+                g = emx - F2 - 1
+                sg = T >> 63
+                mag = (T ^ sg) - sg
+                ev = g + 63 - clz64(mag)
+                d1 = max(max(ev, np.int64(-126)) - F2 - g, np.int64(0))
+                T = T >> min(d1, np.int64(63))
+                g += d1
+                mag = (T ^ sg) - sg
+                ev = g + 63 - clz64(mag)
+                qr = max(ev, np.int64(-126)) - 23
+                d = qr - g
+                dp = min(max(d, np.int64(0)), np.int64(62))
+                dl = min(max(-d, np.int64(0)), np.int64(62))
+                rr = (mag << dl) >> dp
+                rem = mag & ((np.int64(1) << dp) - 1)
+                hv = (np.int64(1) << dp) >> 1
+                up = np.int64(rem > hv) | (np.int64(rem == hv) & rr & np.int64(dp > 0))
+                rr += up
+                cy = rr >> 24
+                rr >>= cy
+                qr += cy
+                ovf = np.int64(qr + 23 > 127)
+                nz = np.int64(rr != 0)
+                keep = dn[j]
+                new_cs = ((rr ^ sg) - sg) * (1 - ovf) + ovf * (sg | 1)
+                new_ce = nz * (qr + 23) + (1 - nz) * np.int64(-126)
+                csig[j] = keep * cs + (1 - keep) * new_cs
+                ce[j] = keep * cx + (1 - keep) * new_ce
+                zs[j] = keep * zs[j] + (1 - keep) * (sg & 1)
+                dn[j] = keep | ovf
         for j in range(n):
-            out[r * n + j] = bits[j]
+            cs = csig[j]
+            neg = np.int64(1) if cs < 0 else np.int64(0)
+            mag = -cs if cs < 0 else cs
+            if dn[j]:
+                b = np.int64(0x7F800000)
+            elif mag == 0:
+                b = np.int64(0)
+                neg = zs[j]
+            elif mag >= (np.int64(1) << 23):
+                b = ((ce[j] + 127) << 23) | (mag - (np.int64(1) << 23))
+            else:
+                b = mag
+            out[r * n + j] = b | (neg << 31)
     return 0
 
 
