@@ -11,7 +11,7 @@ from ..conversions import from_bits
 from ..formats import FP16, FP32, FP64, Format
 from .model import MatrixUnit
 
-_F_OVERFLOW, _F_INVALID = 4, 16
+_F_INEXACT, _F_UNDERFLOW, _F_OVERFLOW, _F_INVALID = 1, 2, 4, 16
 _fast = True        # the branch-free "fdpa" kernel (tests switch it off: the slow twin)
 _fast_amd = True    # the fast AMD and fp32/fp64 FMA kernels (off: their slow twins)
 
@@ -216,7 +216,11 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     res = res.reshape(shape)
     if not return_flags:
         return res
-    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n)
+    scales = None
+    if model.scaled:
+        scales = (np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb),
+                  np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(nbt, nsb, n))
+    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n, scales)
 
 
 def _fma64(A3, BT3, C3, nbt, m, n, K):
@@ -294,14 +298,27 @@ def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, o
                             Bc, m, n, K, Cs, Ce, Cc, has_c, out, *args, check_ovf)
 
 
+def _values_quick(bits, fmt, dtype):
+    """`_values` through numpy's own casts for fp16, bf16 and fp32 (exact)."""
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        if fmt == FP16:
+            return flat.view(np.float16).astype(dtype)
+        if fmt == FP32:
+            return flat.view(np.float32).astype(dtype)
+        if fmt.name == "bf16":
+            return (flat.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(dtype)
+    return _values(flat, fmt, dtype)
+
+
 def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
     """"exact", "ftz_chain" and the binary32 "fma" chain: the fast kernels on
     float values; NaN results canonical."""
     alg = model.algorithm
     dt = np.float32 if alg != "exact" else np.float64
-    Av = _values(A3, model.a_fmt, dt).reshape(nbt * m, K)
-    Bv = _b_rows(_values(BT3, model.b_fmt, dt), nbt, n, K)
-    Cv = _values(C3, model.c_fmt, np.float32)
+    Av = _values_quick(A3, model.a_fmt, dt).reshape(nbt * m, K)
+    Bv = _b_rows(_values_quick(BT3, model.b_fmt, dt), nbt, n, K)
+    Cv = _values_quick(C3, model.c_fmt, np.float32)
     nout = nbt * m * n
     out = np.empty(nout, np.float32)
     if alg == "exact":
@@ -349,10 +366,22 @@ def _fvals(bits, fmt):
         return from_bits(bits, fmt)
 
 
-def _flags(model, res, A3, BT3, C3, batch, m, n):
+def _flags(model, res, A3, BT3, C3, batch, m, n, scales=None):
+    """Per output: overflow, invalid (from the operands' classes) and, for
+    outputs with finite operands, inexact and underflow against the exact
+    A B + C (`_exact_flags`)."""
     vals = _fvals(res.reshape(-1), model.out_fmt).reshape(-1, m, n)
     av = _fvals(A3, model.a_fmt)
     bv = _fvals(BT3, model.b_fmt)
+    xa, xb = av, bv                 # the exact products' factors: block scales applied
+    if scales is not None:
+        blk = model.scale_block
+        off = model.scale_fmt.name == "fp8_e4m3"
+        sa, sb = (_fvals(s & np.asarray(~model.scale_fmt.sign_mask, s.dtype) if off else s,
+                         model.scale_fmt) for s in scales)
+        with np.errstate(invalid="ignore", over="ignore"):
+            xa = av * np.repeat(sa, blk, axis=-1)
+            xb = bv * np.repeat(np.swapaxes(sb, 1, 2), blk, axis=-1)
     cv = (_fvals(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
           else np.zeros(vals.shape))
     a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
@@ -362,7 +391,46 @@ def _flags(model, res, A3, BT3, C3, batch, m, n):
     fl = np.zeros(vals.shape, np.uint8)
     fl[np.isinf(vals) & ~in_inf & ~in_nan] |= _F_OVERFLOW
     fl[np.isnan(vals) & ~in_nan] |= _F_INVALID
+    _exact_flags(model, vals.reshape(-1), xa, xb, cv.reshape(-1), C3 is not None, m, n,
+                 fl.reshape(-1))
     return fl.reshape(res.shape)
+
+
+def _exps(v):
+    """(smallest, largest) exponent e of the finite nonzero values v read as
+    sig * 2**e with 53-bit integers sig; None when there are none."""
+    v = v[np.isfinite(v) & (v != 0)]
+    if v.size == 0:
+        return None
+    e = np.frexp(v)[1].astype(np.int64) - 53
+    return int(e.min()), int(e.max()) + 53
+
+
+def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
+    """Inexact (D is not the exact A B + C) and underflow (inexact, and the
+    exact A B + C nonzero below the output format's smallest normal) for the
+    outputs with finite operands (`softfloat._kernels.mma_amd.exact_flags_chunk`)."""
+    K = av.shape[-1]
+    A = np.ascontiguousarray(av, np.float64).reshape(-1)
+    Bt = np.ascontiguousarray(bv, np.float64).reshape(-1)
+    C = np.ascontiguousarray(cv, np.float64)
+    D = np.ascontiguousarray(d, np.float64)
+    ea, eb, ec, ed = _exps(A), _exps(Bt), _exps(C), _exps(D)
+    lows, tops = [], []
+    if ea is not None and eb is not None:
+        lows.append(ea[0] + eb[0])
+        tops.append(ea[1] + eb[1] + int(K).bit_length() + 1)
+    for e in (ec, ed):
+        if e is not None:
+            lows.append(e[0])
+            tops.append(e[1] + 1)
+    if not lows:
+        return                      # every finite value zero: exact
+    base = min(lows)
+    nl = (max(tops) + 2 - base) // 32 + 2
+    nout = d.size
+    run_chunks_weighted(KA.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
+                        base, nl, model.out_fmt.emin, fl)
 
 
 __all__ = ["mma", "truncate_tf32"]
