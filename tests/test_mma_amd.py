@@ -261,3 +261,23 @@ def test_fast_kernels_match_their_slow_twins_every_family(arch, ins):
         a, b, c, _, _ = H.make_case(unit, 96, 64, 3, 1000 + seed)
         fast, slow = _both(unit, a, b, c if seed % 2 else None)
         _assert_same(unit, fast, slow, seed)
+
+
+def test_exact_ties_and_tiny_sums():
+    """CDNA1 exact dots whose exact sum is a binary32 tie (broken by a tiny
+    remainder either way), or halfway between 0 and the smallest subnormal, or
+    below it: fast against slow and the Fraction reference."""
+    unit = M.tensor_core("cdna1", instruction="f32_32x32x4bf16")
+    t = 2.0 ** -24
+    rows = [[1.0, t, 0.0, 0.0], [1.0, t, 2.0 ** -100, 0.0], [1.0, t, -(2.0 ** -100), 0.0],
+            [1.0, -t / 2, 2.0 ** -90, 0.0], [2.0 ** -75, 2.0 ** -75, 0.0, 0.0],
+            [-(2.0 ** -75), 2.0 ** -100, 0.0, 0.0], [2.0 ** -75, -(2.0 ** -76), 2.0 ** -130, 0.0]]
+    a = sf.to_bits(np.array(rows), "bf16")
+    b = sf.to_bits(np.array([[1.0, 1.0, 1.0, 1.0], [2.0 ** -75, 1.0, 2.0 ** -60, 1.0]]).T,
+                   "bf16")
+    c = sf.to_bits(np.array([[0.0, 2.0 ** -149]] * len(rows)), "fp32")
+    fast, slow = _both(unit, a, b, c)
+    _assert_same(unit, fast, slow, "ties")
+    for i in range(len(rows)):
+        for j in range(2):
+            assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), (i, j)

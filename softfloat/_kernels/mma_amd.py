@@ -99,6 +99,17 @@ def fma64_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out):
     return 0
 
 
+@intrinsic
+def f64_bits(typingctx, x):
+    """The IEEE bit pattern of a float64, as int64."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(x), codegen
+
+
 # ---------------------------------------------------------------------------
 # "ftz_chain" (CDNA2)
 # ---------------------------------------------------------------------------
@@ -156,6 +167,7 @@ def exact_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out, L):
     T = L + 1
     buf = np.empty((T, n), np.float64)
     c = np.empty(n, np.float64)
+    tie = np.empty(n, np.bool_)
     m_rows = Av.shape[0] // Bv.shape[0]
     for r in range(lo, hi):
         bt = r // m_rows
@@ -178,24 +190,30 @@ def exact_fast_chunk(lo, hi, Av, Bv, K, n, Cv, has_c, out, L):
                         buf[h, j] = (q - (s - bb)) + (b - bb)
                         buf[i, j] = s
             for j in range(n):
-                if not np.isfinite(c[j]):
-                    continue                   # overflowed: the infinity stays
+                # x to nearest-even binary32 (what `round_expansion_f32` gives
+                # unless x is halfway between two binary32 numbers); the rare
+                # possible ties (x's 29 low bits 100...0, or x in the subnormal
+                # range) are redone below
                 x = buf[T - 1, j]
-                if x == 0.0:
-                    c[j] = 0.0
-                    continue
-                rs = 0.0
-                for h in range(T - 2, -1, -1):
-                    if buf[h, j] != 0.0:
-                        rs = buf[h, j]
-                        break
-                f = np.float32(x)
-                d = x - np.float64(f)
-                if d != 0.0 and rs != 0.0 and np.isfinite(f):
-                    up = np.nextafter(f, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
-                    if np.float64(up) - x == x - np.float64(f) and (rs > 0) == (d > 0):
-                        f = up
-                c[j] = np.float64(f)
+                f = np.float64(np.float32(x))
+                tie[j] = ((f64_bits(x) & 0x1FFFFFFF) == 0x10000000) | \
+                    (abs(x) < 1.1754943508222875e-38)
+                res = 0.0 if x == 0.0 else f
+                c[j] = res if np.isfinite(c[j]) else c[j]   # an overflow stays infinite
+            for j in range(n):
+                x = buf[T - 1, j]
+                if tie[j] and np.isfinite(c[j]) and x != 0.0:
+                    rs = 0.0
+                    for h in range(T - 2, -1, -1):
+                        if buf[h, j] != 0.0:
+                            rs = buf[h, j]
+                            break
+                    f = np.float32(x)
+                    d = x - np.float64(f)
+                    if d != 0.0 and rs != 0.0 and np.isfinite(f):
+                        up = np.nextafter(f, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
+                        if np.float64(up) - x == d and (rs > 0) == (d > 0):
+                            c[j] = np.float64(up)
         for j in range(n):
             out[r * n + j] = np.float32(c[j])
     return 0
