@@ -71,11 +71,14 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     the exponent ``model.e_zero``.
 
     Returns encodings of ``model.out_fmt`` of shape (..., m, n); with
-    ``return_flags=True`` also uint8 flags per output: overflow (an infinite
-    result from finite operands) and invalid (a NaN from non-NaN operands);
-    inexact and underflow are not reported. Kernels:
-    `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``, ``two_stage_chunk``,
-    ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``.
+    ``return_flags=True`` also uint8 flags per output (softfloat.flags bits):
+    overflow (an infinite result from finite operands, with inexact), invalid
+    (a NaN from non-NaN operands), and for outputs with finite operands inexact
+    (the result is not the exact A B + C of the whole K) and underflow (inexact,
+    and that exact value nonzero below the output format's smallest normal).
+    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``,
+    ``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``
+    (references) and the fast ones of `softfloat._kernels.mma_amd`.
     """
     _check_model(model)
     A = V.as_bits(a, model.a_fmt, "a")
