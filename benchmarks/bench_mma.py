@@ -1,6 +1,8 @@
 """softfloat.mma against MMA-Sim 2.1.1, side by side, as ratios in the same run.
 
-    python benchmarks/bench_mma.py [--quick]
+    python benchmarks/bench_mma.py [--quick] [ARCH ...]
+
+(ARCH ...: only those architectures' rows, e.g. ``cdna1 cdna2 cdna3``.)
 
 For each preset: (1) one batch of instructions (m x n outputs of one
 instruction, K = its k), MMA-Sim's ``op(A, B, C)`` vs `softfloat.mma.mma`;
@@ -34,10 +36,14 @@ from softfloat._parallel import num_threads  # noqa: E402
 
 CASES = [("ampere", "fp16", "fp32"), ("hopper", "fp16", "fp32"), ("hopper", "bf16", "fp32"),
          ("hopper", "fp8_e4m3", "fp32"), ("blackwell", "fp8_e4m3", "fp32"),
-         ("ada", "fp8_e4m3", "fp16"), ("cdna3", "fp16", "fp32")]
+         ("ada", "fp8_e4m3", "fp16"), ("cdna3", "fp16", "fp32"), ("cdna3", "bf16", "fp32"),
+         ("cdna3", "fp8_e4m3fnuz", "fp32"), ("cdna3", "tf32", "fp32"),
+         ("cdna2", "fp16", "fp32"), ("cdna2", "bf16", "fp32"), ("cdna1", "fp16", "fp32"),
+         ("cdna1", "bf16", "fp32"), ("cdna3", "fp32", "fp32"), ("cdna3", "fp64", "fp64"),
+         ("hopper", "fp64", "fp64")]
 
 
-def main(quick=False):
+def main(quick=False, only=()):
     warnings.filterwarnings("ignore")
     import mmasim_harness as H
     if not H.HAVE_MMASIM:
@@ -53,6 +59,8 @@ def main(quick=False):
     N = 128 if quick else 256
     reps = 2 if quick else 5
     for arch, fin, fout in CASES:
+        if only and arch not in only:
+            continue
         u = M.tensor_core(arch, fin, fout)
         # (1) one batch of instructions: 256 x 256 outputs, K = k
         a, b, c, _, _ = H.make_case(u, N, N, 1, 1, kinds=(0, 2, 4))
@@ -68,8 +76,8 @@ def main(quick=False):
         print(f"{arch:9s} {u.instruction:28s} batch {N}x{N}x{u.k}: mmasim {t_sim:.3f} s, "
               f"softfloat {t_ours:.4f} s, ratio {t_sim / t_ours:6.0f}x  (same bits: {same})")
         # (2) a GEMM N x N x N (MMA-Sim: whole K in one call)
-        a = sf.to_bits(rng.standard_normal((N, N)), fin)
-        b = sf.to_bits(rng.standard_normal((N, N)), fin)
+        a, b = (rng.standard_normal((N, N)).view(np.uint64) if fin == "fp64"
+                else sf.to_bits(rng.standard_normal((N, N)), fin) for _ in "ab")
         c = np.zeros((N, N), u.c_fmt.dtype)
         A = H._to_torch(a, u.a_fmt.name)
         B = H._to_torch(np.ascontiguousarray(b.T), u.b_fmt.name).T
@@ -121,4 +129,4 @@ def first_call(fin, cache_dir):
 
 
 if __name__ == "__main__":
-    sys.exit(main("--quick" in sys.argv))
+    sys.exit(main("--quick" in sys.argv, [x for x in sys.argv[1:] if not x.startswith("-")]))

@@ -110,6 +110,14 @@ def _common():
         sf.matmul(A8, B8, "fp8_e4m3", acc="h100"),
         sf.matmul(Ainf, B, "fp16", acc="h100", c=np.zeros((3, 2), np.uint32)),
         sf.matmul(A, B, "fp16", acc=sf.tensor_core("a100", "fp16", "fp16")))))
+    # the AMD matrix cores (CDNA3 two-stage, CDNA2 flush-to-zero, CDNA1 exact) and
+    # the binary64 FMA chains (DMMA, fp64 MFMA)
+    D = np.linspace(-1.0, 1.0, 16).reshape(4, 4).view(np.uint64)
+    t.append(("matrix units AMD fp16/fp8 and fp64 (mi300x, mi250, mi100, h100 fp64)",
+              lambda: (sf.matmul(A, B, "fp16", acc="mi300x"), sf.matmul(A, B, "fp16", acc="mi250"),
+                       sf.matmul(A, B, "fp16", acc="mi100"),
+                       sf.matmul(A8, B8, "fp8_e4m3fnuz", acc="mi300x"),
+                       sf.mma.mma(sf.tensor_core("h100", "fp64", "fp64"), D, D))))
     return t
 
 

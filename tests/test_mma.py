@@ -276,7 +276,8 @@ def test_flags_overflow_and_invalid():
     a = _fp16([[60000.0, 60000.0] + [0.0] * 14, [np.inf, 0.0] + [0.0] * 14])
     b = _fp16([[2.0, 2.0] + [0.0] * 14, [0.0, 1.0] + [0.0] * 14]).T
     d, fl = M.mma(u, a, b, return_flags=True)
-    assert fl[0, 0] == 4 and fl[1, 1] == 16 and fl[1, 0] == 0   # inf*2: inf from inf
+    # overflow raises inexact with it; inf*2: inf from inf
+    assert fl[0, 0] == 4 | 1 and fl[1, 1] == 16 and fl[1, 0] == 0
 
 
 def test_matrix_unit_fields():

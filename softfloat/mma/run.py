@@ -5,13 +5,15 @@ import numpy as np
 
 from .. import _validate as V
 from .._kernels import mma as KM
+from .._kernels import mma_amd as KA
 from .._parallel import run_chunks, run_chunks_weighted
 from ..conversions import from_bits
 from ..formats import FP16, FP32, FP64, Format
 from .model import MatrixUnit
 
-_F_OVERFLOW, _F_INVALID = 4, 16
+_F_INEXACT, _F_UNDERFLOW, _F_OVERFLOW, _F_INVALID = 1, 2, 4, 16
 _fast = True        # the branch-free "fdpa" kernel (tests switch it off: the slow twin)
+_fast_amd = True    # the fast AMD and fp32/fp64 FMA kernels (off: their slow twins)
 
 
 def truncate_tf32(bits) -> np.ndarray:
@@ -141,11 +143,14 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     the exponent ``model.e_zero``.
 
     Returns encodings of ``model.out_fmt`` of shape (..., m, n); with
-    ``return_flags=True`` also uint8 flags per output: overflow (an infinite
-    result from finite operands) and invalid (a NaN from non-NaN operands);
-    inexact and underflow are not reported. Kernels:
-    `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``, ``two_stage_chunk``,
-    ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``.
+    ``return_flags=True`` also uint8 flags per output (softfloat.flags bits):
+    overflow (an infinite result from finite operands, with inexact), invalid
+    (a NaN from non-NaN operands), and for outputs with finite operands inexact
+    (the result is not the exact A B + C of the whole K) and underflow (inexact,
+    and that exact value nonzero below the output format's smallest normal).
+    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``,
+    ``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``
+    (references) and the fast ones of `softfloat._kernels.mma_amd`.
     """
     _check_model(model)
     A = V.as_bits(a, model.a_fmt, "a")
@@ -248,13 +253,13 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                     out, model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, Ms2,
                     model.e_zero, p, emin, Eo, Mo)
         else:
-            run_chunks_weighted(
-                KM.two_stage_chunk, nout, 3 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce, Cc,
-                has_c, out, model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb,
-                alg == "two_stage_pairs", model.a_fmt.emax >= 64)
+            _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out)
         res = out.astype(ofmt.dtype)
     elif alg == "fma" and model.a_fmt == FP64:
-        res = _fma64(A3, BT3, C3 if has_c else None, nbt, m, n, Kp)
+        res = (_fma64_fast if _fast_amd else _fma64)(A3, BT3, C3 if has_c else None,
+                                                     nbt, m, n, Kp)
+    elif _fast_amd:
+        res = _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, Kp)
     else:
         Av = _values(A3, model.a_fmt, np.float64 if alg != "ftz_chain" else np.float32)
         Bv = _values(BT3, model.b_fmt, np.float64 if alg != "ftz_chain" else np.float32)
@@ -276,7 +281,11 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     res = res.reshape(shape)
     if not return_flags:
         return res
-    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n)
+    scales = None
+    if model.scaled:
+        scales = (np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb),
+                  np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(nbt, nsb, n))
+    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n, scales)
 
 
 def _fma64(A3, BT3, C3, nbt, m, n, K):
@@ -303,6 +312,118 @@ def _fma64(A3, BT3, C3, nbt, m, n, K):
     return bits
 
 
+# ---------------------------------------------------------------------------
+# AMD instructions and the FMA chains: the fast kernels (softfloat._kernels.mma_amd)
+# ---------------------------------------------------------------------------
+def _rows_cols(Aspec, Bspec, Cspec, nbt, m, n):
+    """Flat indices of the outputs whose row of A (nbt, m) or column of B
+    (nbt, n) or c (nbt * m * n, or None) is marked."""
+    sp = Aspec[:, :, None] | Bspec[:, None, :]
+    if Cspec is not None:
+        sp = sp | Cspec.reshape(sp.shape)
+    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
+
+
+def _b_rows(x, nbt, n, K):
+    """(nbt, n, K) -> contiguous (nbt, K, n)."""
+    return np.ascontiguousarray(np.swapaxes(x.reshape(nbt, n, K), 1, 2))
+
+
+def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, out):
+    """CDNA3 "two_stage" / "two_stage_pairs": the fast kernel, then the reference
+    on outputs with an infinite or NaN operand or (bf16, xf32) a product that
+    may reach 2**128."""
+    Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
+    pairs = model.algorithm == "two_stage_pairs"
+    check_ovf = model.a_fmt.emax >= 64
+    args = (model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb, pairs)
+    nout = nbt * m * n
+    if not _fast_amd:
+        run_chunks_weighted(KM.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
+                            Cs, Ce, Cc, has_c, out, *args, check_ovf)
+        return
+    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae).astype(np.int32)
+    Be0 = np.where(Bs == 0, np.int32(KM.NO_EXP), Be).astype(np.int32)
+    run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * K * n, As.reshape(nbt * m, K),
+                        Ae0.reshape(nbt * m, K), _b_rows(Bs, nbt, n, K), _b_rows(Be0, nbt, n, K),
+                        m, n, K, Cs, Ce, has_c, out, *args)
+    ra = (Ac.reshape(nbt, m, K) != 0).any(-1)
+    cb = (Bc.reshape(nbt, n, K) != 0).any(-1)
+    if check_ovf:
+        big = np.int32(-(1 << 20))
+        xa = np.where(Ac == 0, Ae0, big).reshape(nbt, m, K).max(-1).astype(np.int64)
+        xb = np.where(Bc == 0, Be0, big).reshape(nbt, n, K).max(-1).astype(np.int64)
+        ovf = (xa[:, :, None] + xb[:, None, :] + 1 >= 128).reshape(-1)
+        cc = ovf | (Cc != 0) if has_c else ovf
+    else:
+        cc = Cc != 0 if has_c else None
+    slow = _rows_cols(ra, cb, cc, nbt, m, n)
+    if slow.size:
+        run_chunks_weighted(KA.two_stage_at_chunk, slow.size, 3 * K, slow, As, Ae, Ac, Bs, Be,
+                            Bc, m, n, K, Cs, Ce, Cc, has_c, out, *args, check_ovf)
+
+
+def _values_quick(bits, fmt, dtype):
+    """`_values` through numpy's own casts for fp16, bf16 and fp32 (exact)."""
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        if fmt == FP16:
+            return flat.view(np.float16).astype(dtype)
+        if fmt == FP32:
+            return flat.view(np.float32).astype(dtype)
+        if fmt.name == "bf16":
+            return (flat.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(dtype)
+    return _values(flat, fmt, dtype)
+
+
+def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
+    """"exact", "ftz_chain" and the binary32 "fma" chain: the fast kernels on
+    float values; NaN results canonical."""
+    alg = model.algorithm
+    dt = np.float32 if alg != "exact" else np.float64
+    Av = _values_quick(A3, model.a_fmt, dt).reshape(nbt * m, K)
+    Bv = _b_rows(_values_quick(BT3, model.b_fmt, dt), nbt, n, K)
+    Cv = _values_quick(C3, model.c_fmt, np.float32)
+    nout = nbt * m * n
+    out = np.empty(nout, np.float32)
+    if alg == "exact":
+        run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * K * n, Av, Bv, K, n, Cv, has_c,
+                            out, model.chunk)
+        ra = ~np.isfinite(Av).all(-1).reshape(nbt, m)
+        cb = ~np.isfinite(Bv).all(1)
+        slow = _rows_cols(ra, cb, ~np.isfinite(Cv) if has_c else None, nbt, m, n)
+        if slow.size:
+            run_chunks_weighted(KA.exact_at_chunk, slow.size, 4 * K, slow, Av.reshape(-1),
+                                np.ascontiguousarray(np.swapaxes(Bv, 1, 2)).reshape(-1), m, n,
+                                K, Cv, has_c, out, model.chunk)
+    elif alg == "ftz_chain":
+        with np.errstate(invalid="ignore"):
+            Av = np.where(np.abs(Av) < np.float32(2.0 ** model.a_fmt.emin), np.float32(0), Av)
+            Bv = np.where(np.abs(Bv) < np.float32(2.0 ** model.b_fmt.emin), np.float32(0), Bv)
+            Cv = np.where(np.abs(Cv) < np.float32(2.0 ** -126), np.float32(0), Cv)
+        run_chunks_weighted(KA.ftz_fast_chunk, nbt * m, K * n, Av, Bv, K, n, Cv, has_c, out,
+                            model.products_per_step)
+    else:
+        run_chunks_weighted(KA.fma32_fast_chunk, nbt * m, K * n, Av, Bv, K, n, Cv, has_c, out)
+    res = out.view(np.uint32).copy()
+    res[np.isnan(out)] = np.uint32(0x7FFFFFFF)
+    return res
+
+
+def _fma64_fast(A3, BT3, C3, nbt, m, n, K):
+    """fp64 fused multiply-add chain in IEEE binary64 FMA instructions
+    (`softfloat._kernels.mma_amd.fma64_fast_chunk`); the slow twin is `_fma64`."""
+    a = np.ascontiguousarray(A3).view(np.float64).reshape(nbt * m, K)
+    b = _b_rows(np.ascontiguousarray(BT3).view(np.float64), nbt, n, K)
+    c = (np.ascontiguousarray(C3).view(np.float64).reshape(-1) if C3 is not None
+         else np.zeros(1))
+    out = np.empty(nbt * m * n, np.float64)
+    run_chunks_weighted(KA.fma64_fast_chunk, nbt * m, K * n, a, b, K, n, c, C3 is not None, out)
+    bits = out.view(np.uint64).copy()
+    bits[np.isnan(out)] = np.uint64(0x7FFFFFFFFFFFFFFF)
+    return bits
+
+
 def _fvals(bits, fmt):
     if fmt == FP64:
         return np.ascontiguousarray(bits).view(np.float64)
@@ -310,10 +431,22 @@ def _fvals(bits, fmt):
         return from_bits(bits, fmt)
 
 
-def _flags(model, res, A3, BT3, C3, batch, m, n):
+def _flags(model, res, A3, BT3, C3, batch, m, n, scales=None):
+    """Per output: overflow, invalid (from the operands' classes) and, for
+    outputs with finite operands, inexact and underflow against the exact
+    A B + C (`_exact_flags`)."""
     vals = _fvals(res.reshape(-1), model.out_fmt).reshape(-1, m, n)
     av = _fvals(A3, model.a_fmt)
     bv = _fvals(BT3, model.b_fmt)
+    xa, xb = av, bv                 # the exact products' factors: block scales applied
+    if scales is not None:
+        blk = model.scale_block
+        off = model.scale_fmt.name == "fp8_e4m3"
+        sa, sb = (_fvals(s & np.asarray(~model.scale_fmt.sign_mask, s.dtype) if off else s,
+                         model.scale_fmt) for s in scales)
+        with np.errstate(invalid="ignore", over="ignore"):
+            xa = av * np.repeat(sa, blk, axis=-1)
+            xb = bv * np.repeat(np.swapaxes(sb, 1, 2), blk, axis=-1)
     cv = (_fvals(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
           else np.zeros(vals.shape))
     a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
@@ -323,7 +456,46 @@ def _flags(model, res, A3, BT3, C3, batch, m, n):
     fl = np.zeros(vals.shape, np.uint8)
     fl[np.isinf(vals) & ~in_inf & ~in_nan] |= _F_OVERFLOW
     fl[np.isnan(vals) & ~in_nan] |= _F_INVALID
+    _exact_flags(model, vals.reshape(-1), xa, xb, cv.reshape(-1), C3 is not None, m, n,
+                 fl.reshape(-1))
     return fl.reshape(res.shape)
+
+
+def _exps(v):
+    """(smallest, largest) exponent e of the finite nonzero values v read as
+    sig * 2**e with 53-bit integers sig; None when there are none."""
+    v = v[np.isfinite(v) & (v != 0)]
+    if v.size == 0:
+        return None
+    e = np.frexp(v)[1].astype(np.int64) - 53
+    return int(e.min()), int(e.max()) + 53
+
+
+def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
+    """Inexact (D is not the exact A B + C) and underflow (inexact, and the
+    exact A B + C nonzero below the output format's smallest normal) for the
+    outputs with finite operands (`softfloat._kernels.mma_amd.exact_flags_chunk`)."""
+    K = av.shape[-1]
+    A = np.ascontiguousarray(av, np.float64).reshape(-1)
+    Bt = np.ascontiguousarray(bv, np.float64).reshape(-1)
+    C = np.ascontiguousarray(cv, np.float64)
+    D = np.ascontiguousarray(d, np.float64)
+    ea, eb, ec, ed = _exps(A), _exps(Bt), _exps(C), _exps(D)
+    lows, tops = [], []
+    if ea is not None and eb is not None:
+        lows.append(ea[0] + eb[0])
+        tops.append(ea[1] + eb[1] + int(K).bit_length() + 1)
+    for e in (ec, ed):
+        if e is not None:
+            lows.append(e[0])
+            tops.append(e[1] + 1)
+    if not lows:
+        return                      # every finite value zero: exact
+    base = min(lows)
+    nl = (max(tops) + 2 - base) // 32 + 2
+    nout = d.size
+    run_chunks_weighted(KA.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
+                        base, nl, model.out_fmt.emin, fl)
 
 
 __all__ = ["mma", "truncate_tf32"]
