@@ -93,7 +93,7 @@ def fp8_gemm(qa, qb, alpha, model=None, fmts=None):
     (float32) multiplies the fp32 result once, rounded to nearest even. Returns
     float32 (m, n)."""
     if model is None:
-        # softfloat's order="blas" model is this float32 BLAS product (accumulate._blas:
+        # softfloat's order="blas" model is this float32 BLAS product (accumulate/dispatch.py, _blas:
         # np.matmul on the float32 values; tests check equality with
         # sf.matmul_values(..., sf.FP32, acc=Accumulator(FP32, order="blas"))); called
         # directly because the fp32 *input* format takes the encodings path there

@@ -43,6 +43,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _validate as V
 from . import accumulate as _acc
+from .accumulate.models import _model as _acc_model
 from . import arith as _ar
 from .conversions import convert, from_bits, to_bits
 from .formats import Format, get_format
@@ -87,7 +88,7 @@ class LPArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._bits = V.as_bits(bits, f, "bits")
         self._fmt = f
         if acc is not None:                  # a bad model fails here, not at the first sum
-            _acc._model(acc, f, "sequential", None, None, None, False, None)
+            _acc_model(acc, f, "sequential", None, None, None, False, None)
         self._acc = acc
 
     # ---- basic attributes --------------------------------------------------
@@ -396,7 +397,7 @@ def _back(a: LPArray, bits, model_fmt) -> LPArray:
 
 
 def _model_fmt(a: LPArray):
-    return _acc._model(a._acc, a._fmt, "sequential", None, None, None, False, None).fmt
+    return _acc_model(a._acc, a._fmt, "sequential", None, None, None, False, None).fmt
 
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
@@ -488,7 +489,7 @@ def _div_odd53(s: np.ndarray, n: int) -> np.ndarray:
 def _matmul(x, y, **kw):
     f = _first(x, y)
     xb, yb = f._coerce(x), f._coerce(y)
-    model = _acc._model(f._acc, f._fmt, "sequential", None, None, None, False, None)
+    model = _acc_model(f._acc, f._fmt, "sequential", None, None, None, False, None)
     r = _acc.matmul(xb, yb, f._fmt, acc=f._acc, **kw)
     return _back(f, r, model.fmt)
 

@@ -133,7 +133,6 @@ from __future__ import annotations
 from ..mma import MatrixUnit, tensor_core
 from .bits import dot, matmul, sum
 from .models import ORDERS, PRODUCTS, Accumulator, BlockFMA
-from .models import _model  # noqa: F401  (softfloat.lparray reads acc= with it)
 from .paper_presets import TENSOR_CORE_PRESETS, block_fma_preset
 from .values import dot_values, matmul_values, sum_values
 
