@@ -53,16 +53,14 @@ MODE_READS = {
     "softfloat/_kernels/accum.py": {
         "block_fma_fast_ok": "the float64 block-FMA model exists for nearest-even and toward zero",
         "block_fma_fast_chunk": "the float64 block-FMA model: nearest-even or toward zero"},
-    "softfloat/_kernels/mx.py": {
-        f: "whether to draw random bits (to become core.is_stochastic)"
-        for f in ("quantize_chunk", "scale_cast_chunk")},
     "softfloat/accumulate.py": {
         f: _DISPATCH for f in ("Accumulator.__post_init__", "_accumulate", "_blas_check",
                                "_fast_ok", "_values_fast")},
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
-    "softfloat/mx.py": {f: _DISPATCH for f in ("_prepare", "quantize_per_tensor")},
+    "softfloat/mx.py": {"_prepare": _DISPATCH},
+    "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep.py": {f: "which modes a sweep covers" for f in ("run_shard", "run_sweep")},
     "softfloat/testfloat/options.py": {"Options.__post_init__": "TestFloat's mode options"},
@@ -84,7 +82,7 @@ NAN_LITERALS = {
         "<module>": "platform data: a preset states its NaN pattern (torch CUDA's 0x7FFF)"},
     "softfloat/_kernels/eft.py": {
         "_rn": "0x7FFF is the nearest-even addend of 16 dropped bits, no NaN"},
-    "softfloat/mx.py": {
+    "softfloat/fp8_scaling.py": {
         "quantize_per_tensor": "the scale kernel's NaN, passed in (to go through specialize)"},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
