@@ -37,12 +37,19 @@ from numba import njit
 from .core import (C_FINITE, K_FN, K_FNUZ, K_IEEE, P_SRBITS, addend_branchfree, clz64,
                    is_stochastic, rand_bits, round_masks, round_pack, unpack)
 from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f32_bits, f64_bits, mxcsr
+from .specialize import signed_nan
+from ..formats import E8M0, FP8_E4M3
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
 # element kinds handled here besides formats: MXINT8's two's complement integers
 ELEM_FLOAT, ELEM_INT8 = 0, 1
 _I0 = np.int64(0)
+# the scale formats' parameters (E, M, bias, kind) as int64 constants: their NaN codes
+# (a block with a NaN or an infinity, an E8M0 exponent beyond 127) are the
+# specialization's (`signed_nan`, a format without infinity), not spelled here
+_E8M0 = tuple(np.int64(v) for v in E8M0.params)
+_E4M3 = tuple(np.int64(v) for v in FP8_E4M3.params)
 
 
 @njit(cache=True)
@@ -157,6 +164,8 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem
     infb = ((np.int64(1) << hE) - 1) << hM
     sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
+    snan = (signed_nan(_I0, _E8M0[0], _E8M0[1], _E8M0[3]) if stype == 0 else
+            signed_nan(_I0, _E4M3[0], _E4M3[1], _E4M3[3]))
     for k in range(lo, hi):
         b = k // (nbr * nbc)
         rem = k - b * nbr * nbc
@@ -179,7 +188,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem
         dexp = _I0
         if stype == 0:
             if special:
-                scode = np.int64(255)
+                scode = snan
             else:
                 if amax == 0:
                     e = np.int64(-127)
@@ -188,7 +197,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem
                     e = mx_scale_exp(rule, ae, asg, emax_elem, prec_elem, maxe_exp, maxe_sig,
                                      host32)
                 if e > 127:
-                    scode = np.int64(255)     # the scale overflows E8M0: NaN
+                    scode = snan              # the scale overflows E8M0: NaN
                 else:
                     if e < -127:
                         e = np.int64(-127)
@@ -198,7 +207,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem
                         dexp = e - 6          # MXINT8 elements carry an implicit 2**-6
         else:
             if special:
-                scode = np.int64(0x7F)        # e4m3 NaN
+                scode = snan                  # e4m3 NaN
             else:
                 if amax == 0:
                     sb = np.int64(1)
@@ -218,7 +227,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem
                     dsig >>= 1
                     dexp += 1
         scales[k] = scode
-        isnan_scale = (stype == 0 and scode == 255) or (stype == 1 and scode == 0x7F)
+        isnan_scale = scode == snan
         # pass 2: the elements
         for rr in range(r0, r1):
             base = (b * R + rr) * C
@@ -505,6 +514,7 @@ def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_
     ts = np.float64(ts_sig) * pow2(ts_exp)
     den = np.float64(maxe_sig) * pow2(maxe_exp) * ts          # exact: 27 bits
     rm = (np.int64(1 - s_up), _I0, np.int64(s_up), _I0, _I0)  # nearest even or upward
+    snan = signed_nan(_I0, _E4M3[0], _E4M3[1], _E4M3[3])
     for k in range(ams.size):
         am = ams[k]
         sp = am >= 0x7F800000
@@ -515,7 +525,7 @@ def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_
         ef = sb >> 3
         sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2(
             (ef if ef > 0 else 1) - 10)
-        scales[k] = 0x7F if sp else sb
+        scales[k] = snan if sp else sb
         rr[k] = 1.0 if sp else sval * ts
         vv[k] = np.nan if sp else sval
         ok[k] = 0 if sp else 1
@@ -711,6 +721,7 @@ def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
     2**e, and 1 / 0 for a finite / NaN-scale block. e = `mx_exp32` (the rule), -127
     for an all-zero block, clamped below at -127; the NaN scale 0xFF for e > 127 or
     a NaN or infinity in the block (as `quantize_chunk`)."""
+    snan = signed_nan(_I0, _E8M0[0], _E8M0[1], _E8M0[3])
     for k in range(ams.size):
         am = ams[k]
         e = mx_exp32(am, rule, emax_elem, prec_elem, maxe32)
@@ -718,7 +729,7 @@ def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
         e = e if e > -127 else np.int64(-127)
         sp = (am >= 0x7F800000) | (e > 127)
         ec = e if e < 127 else np.int64(127)
-        scales[k] = 255 if sp else ec + 127
+        scales[k] = snan if sp else ec + 127
         rr[k] = 1.0 if sp else pow2(-ec)
         vv[k] = np.nan if sp else pow2(ec)
         ok[k] = 0 if sp else 1
