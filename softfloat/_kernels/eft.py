@@ -140,7 +140,6 @@ from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_b
                  f32_to_f16, fma32, mxcsr, or32, shl32, shr32, xor32)
 
 from .codes import RDN as _RDN, RNA as _RNA, RNE as _RNE, RTO as _RTO, RUP as _RUP
-from .core import addend_branchfree
 
 OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_SQRT, OP_FMA = 0, 1, 2, 3, 10, 11
 _1 = np.int32(1)
@@ -182,14 +181,12 @@ def _rn(s, E):
     8), s a float32 that is not NaN (a NaN gives some NaN: such elements are slow)."""
     if E == 8:
         u = f32_bits(s)
-        # nearest-even on the 16 dropped bits of the magnitude: core's addend
-        # (half - 1 + the lowest kept bit, half = 2^15), then the cut; a carry moves
-        # into the exponent (to infinity from the largest finite value, the overflow
-        # result). The sign bit is never reached for finite s (magnitude + 2^15 <
-        # 2^31). The addend is taken back to int32 (hw.add32: 32-bit lanes).
-        add = np.int32(addend_branchfree(_0, and32(shr32(u, 16), _1), np.int32(1 << 15), _1, _0,
-                                         _0, _0))
-        h = and32(shr32(add32(u, add), 16), np.int32(0xFFFF))
+        # nearest-even on the 16 dropped bits of the magnitude: + 0x7FFF, + the
+        # lowest kept bit; a carry moves into the exponent (to infinity from the
+        # largest finite value, the overflow result). The sign bit is never reached
+        # for finite s (magnitude + 0x8000 < 2^31).
+        h = and32(shr32(add32(add32(u, np.int32(0x7FFF)), and32(shr32(u, 16), _1)), 16),
+                  np.int32(0xFFFF))
         return h, bits_f32(shl32(h, 16))
     h = f32_to_f16(s)
     return h, f16_to_f32(h)
