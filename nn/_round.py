@@ -7,7 +7,9 @@ strided-exhaustive inputs, and numpy's float16 cast for fp16).
 Method (x finite, p = M + 1 bits, emin, emax of the target; the input's encoding
 has f fraction bits, 23 or 52):
 * |x| >= 2**emin (target-normal): rounding to nearest even at bit d = f - M of the
-  input's encoding: add 2**(d-1) - 1 + (bit d), clear the low d bits. A carry out
+  input's encoding: add `core.addend_branchfree`'s nearest-even addend 2**(d-1) - 1
+  + (bit d), clear the low d bits (d = 0, a float32 input into a 24-bit target:
+  nothing to round, the addend is 0). A carry out
   of the fraction steps into the next binade, which is the correct result; a result
   at or above 2**(emax+1) is an overflow and becomes infinity (IEEE, nearest-even:
   everything from max + ulp/2 up rounds to 2**(emax+1) before the range check).
@@ -25,6 +27,7 @@ import numpy as np
 from numba import njit
 
 import softfloat as sf
+from softfloat._kernels.core import addend_branchfree
 from softfloat._kernels.mx import caller_flushes, f32_exact
 from softfloat._parallel import MIN_PARALLEL, run_chunks
 
@@ -42,7 +45,10 @@ def _round_f32_chunk(lo, hi, x0, out0, M, emin, emax):
     xi = x.view(np.int32)
     oi = out.view(np.int32)
     d = 23 - M
-    half = np.int32((1 << (d - 1)) - 1) if d > 0 else np.int32(0)
+    # d = 0: the addend half - 1 + lsb is 0 with half = 1 and the lsb masked off
+    half = np.int32(1 << (d - 1)) if d > 0 else np.int32(1)
+    lbit = np.int32(1) if d > 0 else np.int32(0)
+    one, zero = np.int32(1), np.int32(0)
     mask = np.int32(~((1 << d) - 1))
     minnorm = np.int32((emin + 127) << 23) if emin >= -126 else np.int32(0)
     ovf = np.int32((emax + 1 + 127) << 23) if emax < 127 else np.int32(0x7F800000)
@@ -53,7 +59,7 @@ def _round_f32_chunk(lo, hi, x0, out0, M, emin, emax):
     for t in range(x.size):
         u = xi[t]
         a = u & np.int32(0x7FFFFFFF)
-        r = (a + half + ((a >> d) & 1)) & mask
+        r = (a + addend_branchfree(zero, (a >> d) & lbit, half, one, zero, zero, zero)) & mask
         r = inf if r >= ovf else r
         r = a if a >= inf else r
         sg = u & np.int32(-0x80000000)
@@ -67,7 +73,8 @@ def _round_f32_chunk(lo, hi, x0, out0, M, emin, emax):
 def _round_f64_chunk(lo, hi, x, out, M, emin, emax):
     xi = x.view(np.int64)
     d = 52 - M
-    half = np.int64((1 << (d - 1)) - 1)
+    half = np.int64(1 << (d - 1))
+    one, zero = np.int64(1), np.int64(0)
     mask = np.int64(~((1 << d) - 1))
     minnorm = np.int64(emin + 1023) << 52
     ovf = np.int64(emax + 1 + 1023) << 52
@@ -79,7 +86,7 @@ def _round_f64_chunk(lo, hi, x, out, M, emin, emax):
     for t in range(lo, hi):
         u = xi[t]
         a = u & np.int64(0x7FFFFFFFFFFFFFFF)
-        r = (a + half + ((a >> d) & 1)) & mask
+        r = (a + addend_branchfree(zero, (a >> d) & 1, half, one, zero, zero, zero)) & mask
         r = inf if r >= ovf else r
         r = u if a >= inf else (u & np.int64(-0x8000000000000000)) | r
         if a < minnorm:

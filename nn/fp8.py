@@ -6,9 +6,9 @@ loss, the optimizer) in fp32. ``nn.Precision(recipe=...)`` selects one:
 ``"fp8_current"`` / ``"fp8_delayed"`` (Transformer Engine's per-tensor scaling)
     Forward operands (activations x, weights W) as e4m3, the output gradient dy
     as e5m2 (TE's HYBRID format), each tensor with one fp32 scale s: codes =
-    round(v * s) saturating (`softfloat.mx.quantize_per_tensor`), values =
+    round(v * s) saturating (`softfloat.fp8_scaling.quantize_per_tensor`), values =
     code / s. Current scaling: s = fp8_max / amax(|v|) / 2**margin from this very
-    tensor. Delayed scaling (`softfloat.mx.DelayedScaling`): s from the amax
+    tensor. Delayed scaling (`softfloat.fp8_scaling.DelayedScaling`): s from the amax
     history of the *earlier* steps of the same tensor (the largest amax of the
     last ``amax_history_len`` steps, ``amax_algo="max"``); the first step uses
     s = 1. TE's defaults, used here: ``amax_history_len=1024``, ``margin=0``,
@@ -66,8 +66,10 @@ from __future__ import annotations
 import numpy as np
 
 import softfloat as sf
+from softfloat import fp8_scaling as _scaling
 from softfloat import mx as _mx
 from softfloat import mx_gemm as _mxg
+from softfloat._kernels import fp8_scaling as _KS
 from softfloat._kernels import mx as _K
 from softfloat._parallel import MIN_PARALLEL, run_chunks
 
@@ -115,8 +117,8 @@ def fp8_gemm(qa, qb, alpha, model=None, fmts=None):
         return out
 
 
-# (M, emin, largest magnitude encoding, largest value) of e4m3 and e5m2
-_ELEM = {f: _mx.elem_params(_mx.block_format(n))[:3] + (float(f.max),)
+# e4m3 and e5m2 as the element kernels take a format (softfloat.mx.elem_params)
+_ELEM = {f: _mx.elem_params(_mx.block_format(n))
          for f, n in ((_FWD, "mxfp8_e4m3"), (_BWD, "mxfp8_e5m2"))}
 
 
@@ -140,23 +142,22 @@ def _finite(v):
 
 
 def _scale_round(v, s, fmt):
-    """The values of ``mx.quantize_per_tensor(v, fmt, scale=s)`` (float32 out) for
+    """The values of ``fp8_scaling.quantize_per_tensor(v, fmt, scale=s)`` (float32 out) for
     finite C-contiguous float32 v, and the largest magnitude of v (its bits), in one
-    pass (softfloat._kernels.mx.scale_values_chunk: v * s is exact in float64, 24 + 24
+    pass (softfloat._kernels.fp8_scaling.scale_values_chunk: v * s is exact in float64, 24 + 24
     significant bits; then the element rounding of the fast MX kernels, nearest
     even, saturating at fmt.max: the same single rounding of the exact product as
     quantize_per_tensor's). Compared bit for bit with softfloat.mx's general kernel
     in tests/test_nn_fp8.py."""
-    M, emin, maxmag, maxval = _ELEM[fmt]
+    ef = _ELEM[fmt]
     flat = v.reshape(-1)
     out = np.empty(flat.size, np.float32)
     if flat.size < MIN_PARALLEL:
-        am = int(_K.scale_values_chunk(0, flat.size, flat, np.float64(s), out, M, emin, maxmag,
-                                       maxval))
+        am = int(_KS.scale_values_chunk(0, flat.size, flat, np.float64(s), out, ef))
     else:
         parts = []
-        run_chunks(lambda lo, hi, *a: parts.append(int(_K.scale_values_chunk(lo, hi, *a))) or 0,
-                   flat.size, flat, np.float64(s), out, M, emin, maxmag, maxval)
+        run_chunks(lambda lo, hi, *a: parts.append(int(_KS.scale_values_chunk(lo, hi, *a))) or 0,
+                   flat.size, flat, np.float64(s), out, ef)
         am = max(parts)
     return out.reshape(v.shape), am
 
@@ -211,7 +212,7 @@ class FP8Recipe:
         self.history_len, self.margin, self.algo = amax_history_len, amax_margin, amax_algo
         self.grad_rounding = grad_rounding
         self.rng = np.random.default_rng(seed)
-        self.delayed: dict = {}          # (site, role) -> softfloat.mx.DelayedScaling
+        self.delayed: dict = {}          # (site, role) -> softfloat.fp8_scaling.DelayedScaling
         #: False: every quantization by softfloat.mx's general kernels (the slow twin
         #: of the one-pass quantizers; tests compare whole training runs)
         self.fast = True
@@ -231,7 +232,7 @@ class FP8Recipe:
             key = (site, role)
             ds = self.delayed.get(key)
             if ds is None:
-                ds = self.delayed[key] = _mx.DelayedScaling(
+                ds = self.delayed[key] = _scaling.DelayedScaling(
                     fmt, margin=self.margin, history_len=self.history_len, algo=self.algo)
         if fast and v.dtype == np.float32 and v.size:
             v = np.ascontiguousarray(v)
@@ -240,7 +241,7 @@ class FP8Recipe:
                 vals, am = _scale_round(v, s, fmt)
             else:
                 am = _amax_bits(v)
-                s = _mx.fp8_scale(float(np.uint32(am).view(np.float32)), fmt, self.margin) \
+                s = _scaling.fp8_scale(float(np.uint32(am).view(np.float32)), fmt, self.margin) \
                     if am < 0x7F800000 else None
                 vals = _scale_round(v, s, fmt)[0] if s is not None else None
             if am < 0x7F800000:                   # finite: the fast values stand
@@ -250,13 +251,13 @@ class FP8Recipe:
                     ds.amax_history.append(float(np.uint32(am).view(np.float32)))
                     ds.amax_history = ds.amax_history[-ds.history_len:]
                     h = max(ds.amax_history) if ds.algo == "max" else ds.amax_history[-1]
-                    ds.scale = _mx.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
+                    ds.scale = _scaling.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
                 return vals, np.float32(1.0) / np.float32(s)     # TE's scale_inv (fp32)
         with sf.localcontext(fast_paths=fast):
             if ds is not None:
                 codes, s = ds.quantize(v)
             else:
-                codes, s = _mx.quantize_per_tensor(v, fmt, margin=self.margin)
+                codes, s = _scaling.quantize_per_tensor(v, fmt, margin=self.margin)
         vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
         inf = np.isinf(v)
         if inf.any():

@@ -1,5 +1,9 @@
-"""Block-scaled formats: OCP Microscaling (MXFP8, MXFP6, MXFP4, MXINT8) and NVFP4,
-plus per-tensor fp8 scaling (Transformer Engine's current and delayed scaling).
+"""Block-scaled formats: OCP Microscaling (MXFP8, MXFP6, MXFP4, MXINT8) and NVFP4:
+block formats, quantize / dequantize, the NVFP4 per-tensor scale, packed fp4.
+Per-tensor fp8 scaling (Transformer Engine's current and delayed scaling) lives in
+softfloat.fp8_scaling; its four public names are offered here too
+(``softfloat.mx.quantize_per_tensor`` ..., the path README, docs, nn and the
+examples use).
 
 A block of k elements V_i shares one scale X; each element is stored as
 P_i = round(V_i / X) in the element format, and decodes as X * P_i.
@@ -79,11 +83,13 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import mx as K
-from ._kernels.core import K_FN, K_FNU, K_IEEE
+from ._kernels.core import K_IEEE
 from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
 from .context import getcontext, kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
+# re-exported on purpose: softfloat.mx.<name> is the documented public path
+from .fp8_scaling import DelayedScaling, dequantize_per_tensor, fp8_scale, quantize_per_tensor
 from .rounding import Rounding
 
 __all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",
@@ -282,17 +288,6 @@ def _tensor_scale(ts):
     return e, sig, t
 
 
-def _sig_exp(v: float):
-    """(exp, odd sig) with v = sig * 2**exp exactly (v > 0, a float)."""
-    m, e = math.frexp(v)
-    sig = int(m * (1 << 53))
-    e -= 53
-    while sig % 2 == 0:
-        sig //= 2
-        e += 1
-    return e, sig
-
-
 # ---------------------------------------------------------------------------
 # quantize / dequantize
 # ---------------------------------------------------------------------------
@@ -322,24 +317,26 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
     sr = res.rounding == Rounding.STOCHASTIC
     key = random_key(res.seed) if sr else 0
     maxe_exp, maxe_sig = _static(bf)[0]
+    s_up = int(scale_rule == "up")
     # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
     # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
     fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
             and not (nv and sr) and a.size > 0)
-    return SimpleNamespace(bf=bf, a=a, br=br, bc=bc, axes=axes, nv=nv, rule=_RULES[scale_rule],
-                           s_up=int(scale_rule == "up"), ts_exp=ts_exp, ts_sig=ts_sig, res=res,
-                           sr=sr, key=key, maxe_exp=maxe_exp, maxe_sig=maxe_sig, fast=fast)
+    sc = (1 if nv else 0, _RULES[scale_rule], bf.emax_elem, bf.elem_precision, maxe_exp,
+          maxe_sig, ts_exp, ts_sig, s_up)
+    return SimpleNamespace(bf=bf, a=a, br=br, bc=bc, axes=axes, nv=nv, s_up=s_up, res=res,
+                           sr=sr, key=key, sc=sc, fast=fast)
 
 
 def _general(p):
     """The general kernel (`_kernels.mx.quantize_chunk`): every case."""
     bf, a, axes, br, bc, res = p.bf, p.a, p.axes, p.br, p.bc, p.res
     if bf.is_int:
-        E, M, bias, kind = 8, 30, -29, 0     # the integer pseudo format (see the kernel)
+        fmt = (8, 30, -29, K_IEEE)           # the integer pseudo format (see the kernel)
         pol = kernel_policy(res, get_format("fp32"))
         elem = K.ELEM_INT8
     else:
-        E, M, bias, kind = bf.elem.params
+        fmt = bf.elem.params
         pol = kernel_policy(res, bf.elem)
         elem = K.ELEM_FLOAT
     spol = kernel_policy(resolve("upward" if p.s_up else "nearest_even", overflow="saturate"),
@@ -352,39 +349,26 @@ def _general(p):
     codes = np.empty(a3.size, np.uint8)
     scales = np.empty(nblocks, np.uint8)
     if a3.size:
-        run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, hE, hM, hb,
-                   a.dtype == np.float32, codes, scales, elem, E, M, bias, kind,
-                   pol, p.key, 1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-                   p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, spol)
+        run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, (hE, hM, hb),
+                   a.dtype == np.float32, codes, scales, elem, fmt, pol, p.key, p.sc, spol)
     codes = _from_moved(codes, moved_shape, axes)
     scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
     return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
 
 
 def elem_params(bf):
-    """(M, emin, largest magnitude encoding, sign bit position, is MXINT8) of a block
-    format's element, as the fast kernels take them (MXINT8: the "format" of
-    multiples of 2**-6 below 2, M = 6, emin = 0, largest magnitude 127)."""
+    """The element format as the fast kernels take it (`_kernels.mx.element`): (M,
+    emin, largest magnitude encoding, sign bit position, is MXINT8, largest value);
+    MXINT8 is the "format" of multiples of 2**-6 below 2: M = 6, emin = 0, largest
+    magnitude 127, sign bit 8."""
     if bf.is_int:
-        return 6, 0, 127, 8, True
+        return 6, 0, 127, 8, True, float(bf.max_elem)
     E, M, bias, kind = bf.elem.params
-    if kind == K_IEEE:
-        maxmag = (((1 << E) - 1) << M) - 1          # as _kernels.core.max_mag
-    elif kind in (K_FN, K_FNU):
-        maxmag = (1 << (E + M)) - 2
-    else:
-        maxmag = (1 << (E + M)) - 1
-    return M, 1 - bias, maxmag, E + M, False
+    return M, 1 - bias, bf.elem.max_bits, E + M, False, float(bf.max_elem)
 
 
 _STATIC: dict = {}
-# the fast kernels' rounding masks (nearest-even, nearest-away, upward, downward, odd)
-# per rounding code; toward zero and stochastic have none set
-_MASKS = {int(m): tuple(int(m == k) for k in (Rounding.NEAREST_EVEN, Rounding.NEAREST_AWAY,
-                                                Rounding.UPWARD, Rounding.DOWNWARD,
-                                                Rounding.ODD))
-          for m in Rounding}
-# the modes of NVFP4's threshold kernel (softfloat._kernels.mx.nv_thr_mode's numbers)
+# the modes of NVFP4's threshold kernel (the numbers of `_kernels.mx.nv_fast_chunk`)
 _NV_THR = {int(Rounding.NEAREST_EVEN): 0, int(Rounding.NEAREST_AWAY): 1,
            int(Rounding.TOWARD_ZERO): 2}
 # the output a fast kernel call does not write (never read or written there)
@@ -393,16 +377,16 @@ _DUMMY_F32 = np.empty(1, np.float32)
 
 
 def _static(bf):
-    """(`_sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
+    """(`_kernels.mx.sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
     r = _STATIC.get(bf.key)
     if r is None:
-        r = _STATIC[bf.key] = (_sig_exp(bf.max_elem), elem_params(bf))
+        r = _STATIC[bf.key] = (K.sig_exp(bf.max_elem), elem_params(bf))
     return r
 
 
 def _nv_thr_mode(p):
     """NVFP4's threshold kernel's mode number (0 nearest_even, 1 nearest_away, 2
-    toward_zero, as `_kernels.mx.nv_thr_mode`), or -1 where the fast path takes the
+    toward_zero, as `_kernels.mx.nv_fast_chunk`), or -1 where the fast path takes the
     division kernel (other modes, other element formats)."""
     if not p.nv or _static(p.bf)[1][:3] != (1, 0, 7):
         return -1
@@ -419,8 +403,7 @@ def _fast(p, want_vals):
     L = shape[ax]
     T = math.prod(shape[ax + 1:])
     nL = -(-L // bl)
-    M, emin, maxmag, sshift, is_int = _static(bf)[1]
-    masks = _MASKS[int(p.res.rounding)]
+    ef = _static(bf)[1]
     sshape = shape[:ax] + (nL,) + shape[ax + 1:]
     nvm = _nv_thr_mode(p)
     if nvm >= 0:
@@ -436,10 +419,8 @@ def _fast(p, want_vals):
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
     kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
-    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, M, emin, maxmag, sshift,
-            is_int, float(bf.max_elem), *masks, p.sr, p.res.sr_bits, p.key,
-            1 if p.nv else 0, p.rule, bf.emax_elem, bf.elem_precision,
-            p.maxe_exp, p.maxe_sig, p.ts_exp, p.ts_sig, p.s_up)
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, ef, int(p.res.rounding), p.sr,
+            p.res.sr_bits, p.key, p.sc)
     if n < MIN_PARALLEL:
         r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
     else:
@@ -481,8 +462,7 @@ def _nv_fast(x3, bl, want_vals, nvm, p):
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
-    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.maxe_exp, p.maxe_sig,
-            p.ts_exp, p.ts_sig, p.s_up)
+    args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.sc)
     if n < MIN_PARALLEL:
         r = int(K.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
     else:
@@ -684,9 +664,11 @@ def nvfp4_values_nearest(x, axis, tensor_scale=None):
     st = _NV_STATIC.get(ts) if type(ts) is float else None
     if st is None:
         ts_exp, ts_sig, _ = _tensor_scale(ts)    # checks ts
-        maxe_exp, maxe_sig = _static(BLOCK_FORMATS["nvfp4"])[0]
-        st = SimpleNamespace(maxe_exp=maxe_exp, maxe_sig=maxe_sig, ts_exp=ts_exp,
-                             ts_sig=ts_sig, s_up=0)
+        bf = BLOCK_FORMATS["nvfp4"]
+        maxe_exp, maxe_sig = _static(bf)[0]
+        # as `_prepare` makes it for the nearest scale rule
+        st = SimpleNamespace(sc=(1, _RULES["nearest"], bf.emax_elem, bf.elem_precision,
+                                 maxe_exp, maxe_sig, ts_exp, ts_sig, 0))
         if type(ts) is float:
             if len(_NV_STATIC) > 4096:
                 _NV_STATIC.clear()
@@ -731,133 +713,3 @@ def unpack_fp4(packed, n=None, axis=-1):
             raise ValueError(f"n={n} does not fit {p.shape[-1]} packed bytes")
         out = out[..., :n]
     return np.ascontiguousarray(np.moveaxis(out, -1, axis))
-
-
-# ---------------------------------------------------------------------------
-# per-tensor fp8 scaling (Transformer Engine)
-# ---------------------------------------------------------------------------
-def _real(v, name: str) -> float:
-    """A real number given as an int or a float (Python or NumPy, or a 0-d float or
-    int array); bools, strings and everything else refused with a TypeError."""
-    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "fiu":
-        v = v[()]
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
-                                                              np.floating)):
-        raise TypeError(f"{name}: expected a real number (int or float), got "
-                        f"{type(v).__name__} {v!r}")
-    try:
-        return float(v)
-    except OverflowError:
-        return math.copysign(math.inf, v)
-
-
-def _positive_f32(v, name: str) -> float:
-    """A positive finite float32 value (checked, not rounded)."""
-    t = _real(v, name)
-    if not (math.isfinite(t) and t > 0) or float(np.float32(t)) != t:
-        raise ValueError(f"{name}: expected a positive finite float32 value, got {v!r}")
-    return t
-
-
-def _margin(margin) -> float:
-    m = _real(margin, "margin")
-    if not math.isfinite(m):
-        raise ValueError(f"margin: expected a finite number, got {margin!r}")
-    return m
-
-
-def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
-    """Transformer Engine's scale: (max_fp8 / amax) / 2**margin computed in
-    float32; the previous scale where amax is 0 or not finite, or where the
-    scale would be infinite or zero (TE ``_default_sf_compute``). Returns a float
-    (a float32 value). The quotient max_fp8 / amax is rounded once to float32 from
-    the exact amax: for a float32 amax that is TE's float32 division, and a float64
-    amax beyond float32's range (up to about 1e300) still gives its (small) scale.
-    ``amax``, ``margin`` (finite) and ``previous`` (a positive float32) are
-    checked: a string or a bool is a TypeError, never read as a number."""
-    f = get_format(fmt)
-    a = _real(amax, "amax")
-    m = _margin(margin)
-    prev = _positive_f32(previous, "previous")
-    if not (a > 0 and math.isfinite(a)):
-        return prev
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        # one rounding of the float64 quotient to float32 is the correctly rounded
-        # float32 quotient (53 >= 2 * 24 + 2), as float32's own division
-        q = np.float32(f.max / a) if a > 2.0 ** -1000 else np.float32(np.inf)
-        sf = q / np.float32(np.power(np.float64(2.0), m))
-    if not (np.isfinite(sf) and sf > 0):
-        return prev
-    return float(sf)
-
-
-def quantize_per_tensor(x, fmt="fp8_e4m3", *, scale=None, margin=0, rounding="nearest_even",
-                        seed=None):
-    """Per-tensor scaling: codes = round(x * scale) into ``fmt`` (one rounding of
-    the exact product, saturating at the largest finite value, as TE's cast).
-    ``scale=None``: current scaling, `fp8_scale` of amax(|x|). Returns
-    ``(codes, scale)``; the values are ``dequantize_per_tensor(codes, scale, fmt)``
-    = codes' values / scale."""
-    a = V.as_values(x)
-    if a.dtype == np.float16:
-        a = a.astype(np.float32)
-    f = get_format(fmt)
-    if scale is None:
-        fin = a[np.isfinite(a)]
-        scale = fp8_scale(float(np.max(np.abs(fin))) if fin.size else 0.0, f, margin)
-    elif _margin(margin) != 0:
-        raise ValueError("margin is used to compute the scale: give scale= or margin=, "
-                         "not both")
-    s = _positive_f32(scale, "scale")
-    se, ssig = _sig_exp(s)
-    res = resolve(rounding, overflow="saturate", seed=seed)
-    pol = kernel_policy(res, f)
-    key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
-    src = V.flat(V.int_view(np.ascontiguousarray(a)))
-    out = np.empty(src.size, f.dtype)
-    run_chunks(K.scale_cast_chunk, src.size, src, hE, hM, hb, se, ssig, out, *f.params, pol,
-               key, f.default_nan_bits)
-    return out.reshape(a.shape), s
-
-
-def dequantize_per_tensor(codes, scale, fmt="fp8_e4m3"):
-    """Values of per-tensor scaled codes: value(code) / scale (float64; one
-    rounding of the quotient to float64, exact when scale is a power of two)."""
-    f = get_format(fmt)
-    s = _positive_f32(scale, "scale")
-    return from_bits(V.as_bits(codes, f, "codes"), f) / s
-
-
-class DelayedScaling:
-    """Transformer Engine's delayed scaling for one tensor: the scale used at a step
-    comes from the amax history of earlier steps; each call records this step's
-    amax. ``algo="max"`` (TE default) takes the largest amax in the history,
-    ``"most_recent"`` the last one. ``history_len`` as TE's amax_history_len.
-    The first step uses scale 1.0 (TE's initial scale)."""
-
-    def __init__(self, fmt="fp8_e4m3", *, margin=0, history_len=1024, algo="max"):
-        self.fmt = get_format(fmt)
-        if algo not in ("max", "most_recent"):
-            raise ValueError(f"algo: expected 'max' or 'most_recent', got {algo!r}")
-        if (not isinstance(history_len, (int, np.integer))
-                or isinstance(history_len, (bool, np.bool_)) or history_len < 1):
-            raise ValueError(f"history_len: expected a positive int, got {history_len!r}")
-        _margin(margin)
-        history_len = int(history_len)
-        self.margin, self.history_len, self.algo = margin, history_len, algo
-        self.amax_history: list = []
-        self.scale = 1.0
-
-    def quantize(self, x, *, rounding="nearest_even", seed=None):
-        """Quantize with the current scale, then update history and scale.
-        Returns (codes, scale used)."""
-        a = V.as_values(x)
-        codes, s = quantize_per_tensor(a, self.fmt, scale=self.scale, rounding=rounding,
-                                       seed=seed)
-        fin = np.abs(a[np.isfinite(a)])
-        self.amax_history.append(float(fin.max()) if fin.size else 0.0)
-        self.amax_history = self.amax_history[-self.history_len:]
-        amax = max(self.amax_history) if self.algo == "max" else self.amax_history[-1]
-        self.scale = fp8_scale(amax, self.fmt, self.margin, previous=self.scale)
-        return codes, s

@@ -22,7 +22,7 @@ LAYERS = [
     ("array API", ["softfloat.conversions", "softfloat.arith", "softfloat.mma",
                    "softfloat.accumulate", "softfloat.lparray"]),
     ("models", ["softfloat.model_hook", "softfloat.platforms", "softfloat.mx",
-                "softfloat.mx_gemm", "softfloat.torch_models"]),
+                "softfloat.fp8_scaling", "softfloat.mx_gemm", "softfloat.torch_models"]),
     ("package", ["softfloat"]),
     ("verification", ["softfloat.sweep_oracles", "softfloat.sweep", "softfloat.testfloat",
                       "softfloat.strategies", "softfloat.verify"]),

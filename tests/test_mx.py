@@ -375,6 +375,15 @@ def test_validation():
 # --------------------------------------------------------------------------
 # per-tensor fp8 scaling
 # --------------------------------------------------------------------------
+def test_per_tensor_names_in_both_modules():
+    # softfloat.fp8_scaling holds per-tensor scaling; softfloat.mx offers its public
+    # names (the documented path) as the very same objects
+    from softfloat import fp8_scaling
+    assert set(fp8_scaling.__all__) <= set(mx.__all__)
+    for name in fp8_scaling.__all__:
+        assert getattr(mx, name) is getattr(fp8_scaling, name)
+
+
 @pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
 @pytest.mark.parametrize("mode", ["nearest_even", "toward_zero", "upward", "stochastic"])
 def test_per_tensor_against_oracle(fmt, mode):

@@ -61,6 +61,21 @@ def test_float64_inputs(fmt):
     assert same(round_values(x, f), slow(x, f))
 
 
+@pytest.mark.parametrize("fmt", ["fp32", sf.Format("e6m23", 6, 23)], ids=str)
+def test_24_bit_targets(fmt):
+    # a float32 input into a target of float32's precision drops no bit: the
+    # normal range comes back unchanged (odd significands included), the rest as
+    # the slow twin says; float64 inputs are rounded as the slow twin rounds them
+    f = sf.get_format(fmt) if isinstance(fmt, str) else fmt
+    assert fits(f)
+    x = np.arange(0, 1 << 32, 65537, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([x, np.float32([1 + 2.0 ** -23, 3 - 2.0 ** -22, np.inf, -0.0])])
+    assert same(round_values(x, f), slow(x, f))
+    rng = np.random.default_rng(1)
+    x64 = rng.standard_normal(20000) * 10.0 ** rng.integers(-45, 40, 20000)
+    assert same(round_values(x64, f), slow(x64, f))
+
+
 def test_fp16_equals_numpy_cast_strided():
     x = np.arange(1, 1 << 32, 1021, dtype=np.uint64).astype(np.uint32).view(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -9,8 +9,12 @@ What counts as a read of the mode: an index ``pol[P_MODE]``, a comparison with a
 rounding code (``RNE``, ``_RUP``, ``Rounding.STOCHASTIC`` ...) or of a variable
 named ``mode``/``rm`` with an integer literal (a magic number). A NaN literal: an
 integer constant that is a NaN pattern of fp16, bf16, fp32 or fp64 (0x7E00,
-0x7FC0, 0x7FFF, 0x7FC00000, ...; their negative twins) or a read of
-``.default_nan_bits`` (the encoding used as a result)."""
+0x7FC0, 0x7FFF, 0x7FC00000, ...; their negative twins), a read of
+``.default_nan_bits`` (the encoding used as a result), or a NaN built from the
+field widths: an OR of an all-ones exponent field (``((1 << E) - 1) << M``, or a
+name such as ``mask_exp`` / ``exp_mask``) with a quiet bit (``1 << (M - 1)``, or a
+name with ``quiet`` in it). (Infinities, ``sign | ((1 << E) - 1) << M``, and the
+masks themselves are no NaN and are not reported.)"""
 import ast
 import pathlib
 
@@ -54,16 +58,14 @@ MODE_READS = {
         "block_fma_fast_masks": "the float64 block-FMA model exists for the modes of "
                                 "addend_branchfree; takes the mode apart once per call "
                                 "(round_masks)"},
-    "softfloat/_kernels/mx.py": {
-        f: "whether to draw random bits (to become core.is_stochastic)"
-        for f in ("quantize_chunk", "scale_cast_chunk")},
     "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
     "softfloat/accumulate/dispatch.py": {
         f: _DISPATCH for f in ("_accumulate", "_blas_check", "_fast_ok", "_values_fast")},
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
-    "softfloat/mx.py": {f: _DISPATCH for f in ("_prepare", "quantize_per_tensor")},
+    "softfloat/mx.py": {"_prepare": _DISPATCH},
+    "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
                                    for f in ("run_shard", "run_sweep")},
@@ -85,8 +87,15 @@ NAN_LITERALS = {
     "softfloat/platforms/presets.py": {
         "<module>": "platform data: a preset states its NaN pattern (torch CUDA's 0x7FFF)"},
     "softfloat/_kernels/eft.py": {
-        "_rn": "0x7FFF is the nearest-even addend of 16 dropped bits, no NaN"},
-    "softfloat/mx.py": {
+        "_rn": "0x7FFF is the nearest-even addend of 16 dropped bits, no NaN; core's "
+               "addend_branchfree (int64 arithmetic) measured up to 25% slower on bf16 "
+               "add/mul/div in nearest-even, so the int32-lane copy stays"},
+    "softfloat/_kernels/convert.py": {
+        "convert_host_branchfree": "the branch-free converter's propagated NaN (sign, exponent "
+                                   "all ones, quiet bit, payload), selected per vector lane: "
+                                   "make_nan's propagate rule without a call; an edit of the "
+                                   "converter kernel, not made with this list"},
+    "softfloat/fp8_scaling.py": {
         "quantize_per_tensor": "the scale kernel's NaN, passed in (to go through specialize)"},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
@@ -99,11 +108,71 @@ def _is_code(n) -> bool:
     return isinstance(n, ast.Attribute) and (n.attr in _CODES or n.attr in _ENUM)
 
 
+def _one(n) -> bool:
+    """1 as a literal, np.int64(1) / np.int32(1) ..., or a name for it (one, _1, _I1)."""
+    if isinstance(n, ast.Constant):
+        return n.value == 1 and type(n.value) is int
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
+        return _one(n.args[0])
+    return isinstance(n, ast.Name) and n.id in ("one", "_1", "_I1", "_ONE")
+
+
+def _ones(n) -> bool:
+    """An all-ones field: (1 << w) - 1 (perhaps wrapped in np.int64(...))."""
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
+        return _ones(n.args[0])
+    return (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and _one(n.right)
+            and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.LShift)
+            and _one(n.left.left))
+
+
+def _name(n) -> str:
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
+        return _name(n.args[0])
+    if isinstance(n, ast.Name):
+        return n.id.lower()
+    return n.attr.lower() if isinstance(n, ast.Attribute) else ""
+
+
+def _exp_field(n) -> bool:
+    """An all-ones exponent field in place: ((1 << E) - 1) << M, or a name for one."""
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
+        return _exp_field(n.args[0])
+    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.LShift) and _ones(n.left):
+        return True
+    nm = _name(n)
+    return "exp" in nm and "mask" in nm
+
+
+def _quiet_bit(n) -> bool:
+    """The quiet bit: 1 << (M - 1), or a name for it."""
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
+        return _quiet_bit(n.args[0])
+    if (isinstance(n, ast.BinOp) and isinstance(n.op, ast.LShift) and _one(n.left)
+            and isinstance(n.right, ast.BinOp) and isinstance(n.right.op, ast.Sub)
+            and _one(n.right.right)):
+        return True
+    return "quiet" in _name(n)
+
+
+def _or_terms(n) -> list:
+    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+        return _or_terms(n.left) + _or_terms(n.right)
+    return [n]
+
+
+def _built_nan(n) -> bool:
+    """An OR (the outermost of a chain) of an exponent field and a quiet bit."""
+    terms = _or_terms(n)
+    return (len(terms) > 1 and any(_exp_field(t) for t in terms)
+            and any(_quiet_bit(t) for t in terms))
+
+
 def find(source: str):
     """(kind, function, line) of every mode read ("mode") and NaN literal ("nan")."""
     out = []
 
-    def walk(node, fn):
+    def walk(node, fn, in_or=False):
         for ch in ast.iter_child_nodes(node):
             sub = fn
             if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -123,7 +192,10 @@ def find(source: str):
                 out.append(("nan", fn, ch.lineno))
             elif isinstance(ch, ast.Attribute) and ch.attr == "default_nan_bits":
                 out.append(("nan", fn, ch.lineno))
-            walk(ch, sub)
+            elif (isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr) and not in_or
+                  and _built_nan(ch)):
+                out.append(("nan", fn, ch.lineno))
+            walk(ch, sub, isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr))
 
     walk(ast.parse(source), "<module>")
     return out
@@ -176,3 +248,19 @@ def test_the_finder_sees_each_kind():
            "    e = fmt.default_nan_bits\n")
     assert [k for k, _, _ in find(src)] == ["mode", "mode", "mode", "nan", "nan"]
     assert {fn for _, fn, _ in find(src)} == {"f"}
+
+
+def test_the_finder_sees_nans_built_from_field_widths():
+    # a NaN from the field widths (exponent all ones, the quiet bit) is found once
+    # per expression, however it is spelled; an infinity or a bare mask is not
+    nans = ("def g(E, M, sign, one, mask_exp, quiet_bit):\n"
+            "    a = (((1 << E) - 1) << M) | (1 << (M - 1))\n"
+            "    b = (sign << (E + M)) | (((np.int64(1) << E) - 1) << M) | (one << (M - 1)) | 5\n"
+            "    c = mask_exp | quiet_bit\n")
+    assert [(k, fn, line) for k, fn, line in find(nans)] == [
+        ("nan", "g", 2), ("nan", "g", 3), ("nan", "g", 4)]
+    others = ("def h(E, M, sign):\n"
+              "    inf = (sign << (E + M)) | (((1 << E) - 1) << M)\n"
+              "    mag = (1 << (E + M)) - 1\n"
+              "    big = ((E + 127) << 23) | (((1 << M) - 1) << (23 - M))\n")
+    assert find(others) == []

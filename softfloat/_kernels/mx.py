@@ -1,41 +1,55 @@
 """Block-scaled quantization kernels (softfloat.mx): scale computation, element
-rounding, dequantization, per-tensor scaling.
+rounding, dequantization.
 
-Every element rounding is one `core.round_pack` of the exact quotient or product:
+Every element rounding of the general kernel (`quantize_chunk`) is one
+`core.round_pack` of the exact quotient or product:
 an input value V = (-1)**s * sig * 2**e (float32 or float64 bits, unpacked exactly)
 divided by the block's divisor D = dsig * 2**dexp (a power of two for the MX
 formats, dsig = 1; for NVFP4 dsig holds the product of the per-tensor fp32 scale's
 and the e4m3 block scale's significands, < 2**28). Nothing is first rounded to a
-host float, so there is no double rounding.
+host float, so there is no double rounding. The fast kernels (float32 input, 1-D
+blocks; "Fast paths" below) round every element by one helper, `element`, on the
+branch-free twin of round_pack (`core.round_masks`, `core.addend_branchfree`).
 
 Blocks: the input is viewed as (B, R, C) with blocks of (br, bc) elements over the
 last two axes (br = 1 for 1-D blocks); edge blocks are partial. A chunk kernel
-handles the blocks lo..hi (softfloat._parallel.run_chunks).
+handles the blocks lo..hi (softfloat._parallel.run_chunks). Format parameters
+travel as tuples: the element format's (E, M, bias, kind) or, for the fast
+kernels, ``ef`` (`element`); the scale parameters ``sc`` (`quantize_chunk`).
 
-numba ``inline="always"`` is kept only on the per-element helpers of the general
-kernels (`div_round`, `round_element`, `mul_jam`): measured on 10^6 float32 values
+numba ``inline="always"`` is kept only on the per-element helpers (`div_round`,
+`round_element`, `element`): measured on 10^6 float32 values
 (one thread, loaded 2-core machine, 5 interleaved runs), the general mxfp8 quantize
 took 19-40 ms with them inlined against 42-54 ms without, while a fresh compile of the
 kernels took 6-10 s either way (no measurable difference). The per-block scale helpers
 run once per block: inlining them changed neither speed nor compile time measurably,
-so they are plain calls. The fast kernels need no numba inlining: LLVM inlines their
-small helpers and vectorises the element loops (checked in their assembly: AVX-512
-zmm / AVX2 ymm loops).
+so they are plain calls. `element` is inlined so that its ``div`` and ``sr``
+arguments, constants at each call site, fold away: each element loop compiles to
+its own case. The other helpers of the fast kernels need no numba inlining: LLVM
+inlines them and vectorises the element loops (checked in their assembly: AVX-512
+zmm / AVX2 ymm loops). Per-tensor fp8 scaling has its kernels in fp8_scaling.py.
 """
 import math
 
 import numpy as np
 from numba import njit
 
-from .core import (C_FINITE, C_INF, C_ZERO, K_FN, K_IEEE, P_MODE, P_SRBITS, RSR, clz64,
-                   rand_bits, round_pack, unpack)
+from .core import (C_FINITE, K_FN, K_FNUZ, K_IEEE, P_SRBITS, addend_branchfree, clz64,
+                   is_stochastic, rand_bits, round_masks, round_pack, unpack)
 from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f32_bits, f64_bits, mxcsr
+from .specialize import signed_nan
+from ..formats import E8M0, FP8_E4M3
 
 # scale rules
 RULE_FLOOR, RULE_CEIL, RULE_EVEN, RULE_RCEIL, RULE_NEAREST, RULE_UP = 0, 1, 2, 3, 4, 5
 # element kinds handled here besides formats: MXINT8's two's complement integers
 ELEM_FLOAT, ELEM_INT8 = 0, 1
 _I0 = np.int64(0)
+# the scale formats' parameters (E, M, bias, kind) as int64 constants: their NaN codes
+# (a block with a NaN or an infinity, an E8M0 exponent beyond 127) are the
+# specialization's (`signed_nan`, a format without infinity), not spelled here
+_E8M0 = tuple(np.int64(v) for v in E8M0.params)
+_E4M3 = tuple(np.int64(v) for v in FP8_E4M3.params)
 
 
 @njit(cache=True)
@@ -128,22 +142,30 @@ def round_element(sign, exp, sig, dsig, dexp, elem, E, M, bias, kind, pol, r):
 
 
 @njit(cache=True, nogil=True)
-def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
-                   codes, scales, elem, E, M, bias, kind, pol, key,
-                   stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                   scale_pol):
-    """Blocks lo..hi: scale code per block, element codes.
+def quantize_chunk(lo, hi, x, B, R, C, br, bc, host, host32, codes, scales, elem, fmt, pol,
+                   key, sc, scale_pol):
+    """Blocks lo..hi: scale code per block, element codes. ``host``: (E, M, bias)
+    of the input's float format (``host32``: float32); ``fmt``: the element
+    format's (E, M, bias, kind) (MXINT8: the integer pseudo format of
+    `round_element`), ``pol`` its kernel policy; ``sc``: the scale parameters
+    (stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up;
+    s_up is in ``scale_pol`` here).
 
     stype 0: E8M0 scales (MX); 1: e4m3 scales times the per-tensor scale
     ts_sig * 2**ts_exp (NVFP4), the e4m3 scale being amax / (max_elem * ts)
     rounded once by ``scale_pol`` (nearest-even or upward, saturating); a scale
     that rounds to 0 becomes 2**-9 (the smallest e4m3 subnormal)."""
+    hE, hM, hbias = host
+    E, M, bias, kind = fmt
+    stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up = sc
     nbr = (R + br - 1) // br
     nbc = (C + bc - 1) // bc
     magmask = (np.int64(1) << (hE + hM)) - 1
     infb = ((np.int64(1) << hE) - 1) << hM
-    sr = pol[P_MODE] == RSR
+    sr = is_stochastic(pol)
     nb = pol[P_SRBITS]
+    snan = (signed_nan(_I0, _E8M0[0], _E8M0[1], _E8M0[3]) if stype == 0 else
+            signed_nan(_I0, _E4M3[0], _E4M3[1], _E4M3[3]))
     for k in range(lo, hi):
         b = k // (nbr * nbc)
         rem = k - b * nbr * nbc
@@ -166,7 +188,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
         dexp = _I0
         if stype == 0:
             if special:
-                scode = np.int64(255)
+                scode = snan
             else:
                 if amax == 0:
                     e = np.int64(-127)
@@ -175,7 +197,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
                     e = mx_scale_exp(rule, ae, asg, emax_elem, prec_elem, maxe_exp, maxe_sig,
                                      host32)
                 if e > 127:
-                    scode = np.int64(255)     # the scale overflows E8M0: NaN
+                    scode = snan              # the scale overflows E8M0: NaN
                 else:
                     if e < -127:
                         e = np.int64(-127)
@@ -185,7 +207,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
                         dexp = e - 6          # MXINT8 elements carry an implicit 2**-6
         else:
             if special:
-                scode = np.int64(0x7F)        # e4m3 NaN
+                scode = snan                  # e4m3 NaN
             else:
                 if amax == 0:
                     sb = np.int64(1)
@@ -205,7 +227,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
                     dsig >>= 1
                     dexp += 1
         scales[k] = scode
-        isnan_scale = (stype == 0 and scode == 255) or (stype == 1 and scode == 0x7F)
+        isnan_scale = scode == snan
         # pass 2: the elements
         for rr in range(r0, r1):
             base = (b * R + rr) * C
@@ -219,7 +241,7 @@ def quantize_chunk(lo, hi, x, B, R, C, br, bc, hE, hM, hbias, host32,
                     rb = rand_bits(key, idx, nb) if sr else _I0
                     codes[idx] = round_element(s, ex, sg, dsig, dexp, elem, E, M, bias, kind,
                                                pol, rb)
-                elif elem == ELEM_INT8 or kind == 2:
+                elif elem == ELEM_INT8 or kind == K_FNUZ:
                     codes[idx] = 0            # no negative zero (int8, fnuz)
                 else:
                     codes[idx] = s << (E + M)
@@ -245,46 +267,6 @@ def dequantize_chunk(lo, hi, codes, scales, B, R, C, br, bc, lut, svals, out):
             base = (b * R + rr) * C
             for cc in range(c0, c1):
                 out[base + cc] = lut[codes[base + cc]] * f
-    return 0
-
-
-@njit(cache=True, inline="always")
-def mul_jam(ea, ma, eb, mb):
-    """(exp, sig) of ma * 2**ea * mb * 2**eb with ma < 2**53, mb < 2**24, the
-    product's bits below bit 15 jammed (exact for rounding to <= 25 bits: the
-    77-bit product is (ma_hi * mb) * 2**26 + ma_lo * mb, both parts < 2**51)."""
-    hi = ma >> 26
-    lo = ma & ((np.int64(1) << 26) - 1)
-    A = hi * mb                           # < 2**51
-    Bv = lo * mb                          # < 2**50
-    s = (A << 11) + (Bv >> 15)            # < 2**62 + 2**35
-    if Bv & ((np.int64(1) << 15) - 1):
-        s |= 1
-    return ea + eb + 15, s
-
-
-@njit(cache=True, nogil=True)
-def scale_cast_chunk(lo, hi, x, hE, hM, hbias, sc_exp, sc_sig, out, E, M, bias, kind, pol, key,
-                     nan_code):
-    """out[i] = round(x[i] * scale) into the format, one rounding (per-tensor
-    scaling; the policy saturates); NaN inputs give ``nan_code``."""
-    sr = pol[P_MODE] == RSR
-    nb = pol[P_SRBITS]
-    for i in range(lo, hi):
-        cls, s, ex, sg = unpack(x[i], hE, hM, hbias, K_IEEE, False)
-        if cls == C_FINITE:
-            e2, s2 = mul_jam(ex, sg, sc_exp, sc_sig)
-            rb = rand_bits(key, i, nb) if sr else _I0
-            b, f = round_pack(s, e2, s2, E, M, bias, kind, pol, rb)
-            out[i] = b
-        elif cls == C_ZERO:
-            out[i] = 0 if kind == 2 else s << (E + M)
-        elif cls == C_INF:
-            # saturating cast: the largest finite value of that sign
-            b, f = round_pack(s, np.int64(100000), np.int64(1), E, M, bias, kind, pol, _I0)
-            out[i] = b
-        else:
-            out[i] = nan_code
     return 0
 
 
@@ -331,6 +313,7 @@ def scale_cast_chunk(lo, hi, x, hE, hM, hbias, sc_exp, sc_sig, out, E, M, bias, 
 _FRAC52 = np.int64((1 << 52) - 1)
 _HID52 = np.int64(1 << 52)
 _MAG32 = np.int32(0x7FFFFFFF)
+_MAG64 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 @njit(cache=True)
@@ -351,6 +334,18 @@ def caller_flushes() -> bool:
 
 
 _X86 = __import__("platform").machine().lower() in ("x86_64", "amd64")
+
+
+def sig_exp(v: float):
+    """(exp, odd sig) with v = sig * 2**exp exactly (v > 0, a float): how the
+    kernels take a scale or a largest element value."""
+    m, e = math.frexp(v)
+    sig = int(m * (1 << 53))
+    e -= 53
+    while sig % 2 == 0:
+        sig //= 2
+        e += 1
+    return e, sig
 
 
 def f32_exact(v) -> np.ndarray:
@@ -391,10 +386,13 @@ def pow2(k):
 
 
 @njit(cache=True)
-def elem_round(yb, M, emin, m_rne, m_rna, m_odd, away):
-    """(mag, q, ey): |y| (float64 bits yb, sign cleared; 0 allowed) rounded to the
-    element format: the unclamped encoding magnitude, the quotient q in quanta of
-    2**(max(ey, emin) - M), and y's exponent (see the comment above)."""
+def elem_round(yb, sign, M, emin, rm):
+    """(mag, q, ey): |y| (float64 bits yb, sign cleared; 0 allowed; ``sign`` its
+    sign) rounded to the element format by the mode masks ``rm`` (the five of
+    `core.round_masks`): the unclamped encoding magnitude, the quotient q in quanta
+    of 2**(max(ey, emin) - M), and y's exponent (see the comment above). The
+    increment is `core.addend_branchfree`'s, odd rounding ORs the sticky bit in."""
+    m_rne, m_rna, m_up, m_dn, m_odd = rm
     ey = (yb >> 52) - 1023
     sig = (yb & _FRAC52) | _HID52
     sig = sig if yb != 0 else np.int64(0)
@@ -402,10 +400,8 @@ def elem_round(yb, M, emin, m_rne, m_rna, m_odd, away):
     sh = 52 - M + (dd if dd > 0 else 0)
     sh = sh if sh < 54 else np.int64(54)
     half = np.int64(1) << (sh - 1)
-    low = (half << 1) - 1
-    add = m_rne * (half - 1 + ((sig >> sh) & 1)) + m_rna * half + away * low
-    q = (sig + add) >> sh
-    q |= m_odd & np.int64((sig & low) != 0)
+    q = (sig + addend_branchfree(sign, (sig >> sh) & 1, half, m_rne, m_rna, m_up, m_dn)) >> sh
+    q |= m_odd & np.int64((sig & ((half << 1) - 1)) != 0)
     eo = ey - emin
     mag = ((eo if eo > 0 else 0) << M) + q
     return mag, q, ey
@@ -456,8 +452,10 @@ def value_rne32(xv, r32, vm32, M, emin, maxval32, is_int):
 
 
 @njit(cache=True)
-def elem_code(mag, sign, maxmag, sshift, is_int):
-    """The element code of a rounded magnitude (saturated at maxmag)."""
+def elem_code(mag, sign, ef):
+    """The element code of a rounded magnitude (saturated at the largest one) in the
+    element format ``ef`` (see `element`)."""
+    M, emin, maxmag, sshift, is_int, maxval = ef
     m = mag if mag < maxmag else maxmag
     if is_int:
         return ((m ^ -sign) + sign) & 0xFF          # two's complement of +-m
@@ -465,14 +463,38 @@ def elem_code(mag, sign, maxmag, sshift, is_int):
 
 
 @njit(cache=True)
-def elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, vm, is_int):
+def elem_value(mag, q, ey, sign, ef, vm):
     """The element's value times vm (float64; exact: see softfloat.mx.quantize_values).
     MXINT8 has no negative zero."""
+    M, emin, maxmag, sshift, is_int, maxval = ef
     e = ey if ey > emin else emin
     v = np.float64(q) * pow2(e - M)
     v = v if mag <= maxmag else maxval
     v = v * vm
     return -v if sign and (v != 0 or not is_int) else v
+
+
+@njit(cache=True, inline="always")
+def element(xv, r, div, sr, ef, rm, key, idx, nb):
+    """One element of the fast kernels, rounded: (mag, q, ey, sign) as `elem_round`.
+
+    x (float32 xv) is brought into the element's units, y = x * r (MX: r = 2**-e,
+    exact) or x / r (``div``, NVFP4: r = s * ts, one float64 rounding: see above),
+    its sign taken off, and |y| rounded to the element format ``ef`` = (M, emin,
+    largest magnitude encoding, sign bit position, is MXINT8, largest value;
+    `softfloat.mx.elem_params`): by the mode masks ``rm`` (`core.round_masks`), or
+    stochastically (``sr``) with the nb random bits of element ``idx`` of stream
+    ``key``. ``div`` and ``sr`` are constants at every call site (inlined: each
+    loop compiles to its own case)."""
+    y = np.float64(xv) / r if div else np.float64(xv) * r
+    yb = f64_bits(y)
+    sign = (yb >> 63) & 1
+    yb &= _MAG64
+    if sr:
+        mag, q, ey = elem_round_sr(yb, ef[0], ef[1], rand_bits(key, idx, nb), nb)
+    else:
+        mag, q, ey = elem_round(yb, sign, ef[0], ef[1], rm)
+    return mag, q, ey, sign
 
 
 @njit(cache=True, error_model="numpy")
@@ -491,18 +513,19 @@ def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_
     one exactly when the float64 quotient does."""
     ts = np.float64(ts_sig) * pow2(ts_exp)
     den = np.float64(maxe_sig) * pow2(maxe_exp) * ts          # exact: 27 bits
+    rm = (np.int64(1 - s_up), _I0, np.int64(s_up), _I0, _I0)  # nearest even or upward
+    snan = signed_nan(_I0, _E4M3[0], _E4M3[1], _E4M3[3])
     for k in range(ams.size):
         am = ams[k]
         sp = am >= 0x7F800000
         a = np.float64(bits_f32(am))
-        mag, q, ey = elem_round(f64_bits(a / den), np.int64(3), np.int64(-6), 1 - s_up, _I0,
-                                _I0, s_up)
+        mag, q, ey = elem_round(f64_bits(a / den), _I0, np.int64(3), np.int64(-6), rm)
         sb = mag if mag < 0x7E else np.int64(0x7E)
         sb = sb if sb > 0 else np.int64(1)
         ef = sb >> 3
         sval = np.float64((sb & 7) | (np.int64(8) if ef > 0 else 0)) * pow2(
             (ef if ef > 0 else 1) - 10)
-        scales[k] = 0x7F if sp else sb
+        scales[k] = snan if sp else sb
         rr[k] = 1.0 if sp else sval * ts
         vv[k] = np.nan if sp else sval
         ok[k] = 0 if sp else 1
@@ -555,19 +578,6 @@ _NV_MID4 = np.array([1, 3, 5, 7, 10, 14, 20], np.int64)     # 4 * midpoints
 _NV_VAL4 = np.array([2, 4, 6, 8, 12, 16, 24], np.int64)     # 4 * v_(k+1)
 _NV_STEP4 = np.array([2, 2, 2, 2, 4, 4, 8], np.int64)       # 4 * (v_(k+1) - v_k)
 _SIGN32 = np.int32(-2147483648)
-
-
-@njit(cache=True)
-def nv_thr_mode(M, emin, maxmag, m_rne, m_rna, m_up, m_dn, m_odd, sr):
-    """0 nearest_even, 1 nearest_away, 2 toward_zero: the modes of the threshold path
-    for e2m1 elements (M 1, emin 0, largest magnitude code 7); -1 otherwise."""
-    if M != 1 or emin != 0 or maxmag != 7 or sr or m_up or m_dn or m_odd:
-        return np.int64(-1)
-    if m_rne:
-        return np.int64(0)
-    if m_rna:
-        return np.int64(1)
-    return np.int64(2)
 
 
 @njit(cache=True, error_model="numpy")
@@ -711,6 +721,7 @@ def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
     2**e, and 1 / 0 for a finite / NaN-scale block. e = `mx_exp32` (the rule), -127
     for an all-zero block, clamped below at -127; the NaN scale 0xFF for e > 127 or
     a NaN or infinity in the block (as `quantize_chunk`)."""
+    snan = signed_nan(_I0, _E8M0[0], _E8M0[1], _E8M0[3])
     for k in range(ams.size):
         am = ams[k]
         e = mx_exp32(am, rule, emax_elem, prec_elem, maxe32)
@@ -718,7 +729,7 @@ def mx_scales(ams, scales, rr, vv, ok, rule, emax_elem, prec_elem, maxe32):
         e = e if e > -127 else np.int64(-127)
         sp = (am >= 0x7F800000) | (e > 127)
         ec = e if e < 127 else np.int64(127)
-        scales[k] = 255 if sp else ec + 127
+        scales[k] = snan if sp else ec + 127
         rr[k] = 1.0 if sp else pow2(-ec)
         vv[k] = np.nan if sp else pow2(ec)
         ok[k] = 0 if sp else 1
@@ -748,21 +759,24 @@ def col_amax(xs, nrows, T, amax):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
-                        M, emin, maxmag, sshift, is_int, maxval,
-                        m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
-                        stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig,
-                        s_up):
+def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, ef, mode, sr,
+                        nb, key, sc):
     """Blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order; work
     item k = (b, i): the block row i (rows i*bl.. of the L axis) of slab b, all T
     columns (T == 1: one block). Writes element codes (``want_vals`` 0) or float32
     values X * P (NVFP4: s * P, without the tensor scale) into ``codes`` / ``vals``
-    (the layout of x), scale codes into ``scales`` (B, ceil(L / bl), T). Random bits
-    of element (b, l, t): index (b * T + t) * L + l, its position with the blocked
-    axis moved last (as `quantize_chunk`). Returns -1 (nothing done) when MXCSR
-    flushes subnormals."""
+    (the layout of x), scale codes into ``scales`` (B, ceil(L / bl), T). ``ef``: the
+    element format (`element`); ``mode``: the rounding code (``sr``: stochastic, nb
+    random bits from stream ``key``); ``sc``: the scale parameters (stype, rule,
+    emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up), as
+    `quantize_chunk`. Random bits of element (b, l, t): index (b * T + t) * L + l,
+    its position with the blocked axis moved last (as `quantize_chunk`). Returns -1
+    (nothing done) when MXCSR flushes subnormals."""
     if _env_bad():
         return -1
+    stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up = sc
+    rm = round_masks(mode)
+    M, emin, maxmag, sshift, is_int, maxval = ef
     nL = (L + bl - 1) // bl
     xi = x.view(np.int32)
     amax = np.empty(T, np.int32)
@@ -795,57 +809,35 @@ def quantize_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
             xf = x[o:o + T]
             if sr:
                 for t in range(T):
-                    yb = f64_bits(np.float64(xf[t]) * rr[t])
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    rb = rand_bits(key, (b * T + t) * L + l0 + l, nb)
-                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
+                    mag, q, ey, sign = element(xf[t], rr[t], False, True, ef, rm, key,
+                                               (b * T + t) * L + l0 + l, nb)
                     if want_vals:
-                        vals[o + t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag,
-                                                            maxval, vv[t], is_int))
+                        vals[o + t] = np.float32(elem_value(mag, q, ey, sign, ef, vv[t]))
                     else:
-                        codes[o + t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+                        codes[o + t] = elem_code(mag, sign, ef) * ok[t]
             elif want_vals:
                 vs = vals[o:o + T]
                 if stype == 1:
                     for t in range(T):
-                        yb = f64_bits(np.float64(xf[t]) / rr[t])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                      vv[t], is_int))
-                elif m_rne:
+                        mag, q, ey, sign = element(xf[t], rr[t], True, False, ef, rm, key, 0, nb)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, ef, vv[t]))
+                elif rm[0]:
                     for t in range(T):
                         vs[t] = value_rne32(xf[t], r32[t], v32[t], M, emin, maxval32, is_int)
                 else:
                     for t in range(T):
-                        yb = f64_bits(np.float64(xf[t]) * rr[t])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                      vv[t], is_int))
+                        mag, q, ey, sign = element(xf[t], rr[t], False, False, ef, rm, key, 0, nb)
+                        vs[t] = np.float32(elem_value(mag, q, ey, sign, ef, vv[t]))
             else:
                 cs = codes[o:o + T]
                 if stype == 1:
                     for t in range(T):
-                        yb = f64_bits(np.float64(xf[t]) / rr[t])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+                        mag, q, ey, sign = element(xf[t], rr[t], True, False, ef, rm, key, 0, nb)
+                        cs[t] = elem_code(mag, sign, ef) * ok[t]
                 else:
                     for t in range(T):
-                        yb = f64_bits(np.float64(xf[t]) * rr[t])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        cs[t] = elem_code(mag, sign, maxmag, sshift, is_int) * ok[t]
+                        mag, q, ey, sign = element(xf[t], rr[t], False, False, ef, rm, key, 0, nb)
+                        cs[t] = elem_code(mag, sign, ef) * ok[t]
     return 0
 
 
@@ -861,34 +853,9 @@ def amax_chunk(lo, hi, x):
     return m
 
 
-@njit(cache=True, nogil=True)
-def scale_values_chunk(lo, hi, x, s, out, M, emin, maxmag, maxval):
-    """Per-tensor scaling, values out: out = the element value of round(x * s) to
-    nearest even, saturating at maxval (float32 x finite, s a positive float32:
-    x * s is exact in float64); the codes' values, not divided by s. Returns the
-    largest magnitude bits of x[lo:hi] (for delayed scaling's history)."""
-    xs = x[lo:hi]
-    os_ = out[lo:hi]
-    xi = xs.view(np.int32)
-    m = np.int32(0)
-    for t in range(hi - lo):
-        a = xi[t] & _MAG32
-        m = a if a > m else m
-        yb = f64_bits(np.float64(xs[t]) * s)
-        sign = (yb >> 63) & 1
-        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-        mag, q, ey = elem_round(yb, M, emin, np.int64(1), _I0, _I0, _I0)
-        os_[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval, 1.0,
-                                          False))
-    return m
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
-def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals,
-                             M, emin, maxmag, sshift, is_int, maxval,
-                             m_rne, m_rna, m_up, m_dn, m_odd, sr, nb, key,
-                             stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp,
-                             ts_sig, s_up):
+def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, ef, mode,
+                             sr, nb, key, sc):
     """`quantize_fast_chunk` for T == 1 (blocks along the last axis, contiguous): work
     item k is block k. Full blocks of a power-of-two size (the usual 16 and 32): the
     blocks lo..hi are the flat range lo*bl..hi*bl; amax and scale per block first,
@@ -896,6 +863,9 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
     vectorise well. Otherwise block by block."""
     if _env_bad():
         return -1
+    stype, rule, emax_elem, prec_elem, maxe_exp, maxe_sig, ts_exp, ts_sig, s_up = sc
+    rm = round_masks(mode)
+    M, emin, maxmag, sshift, is_int, maxval = ef
     nL = (L + bl - 1) // bl
     if (bl & (bl - 1)) == 0 and L % bl == 0:
         lb = 63 - clz64(np.int64(bl))
@@ -920,7 +890,7 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
         re32 = np.empty(tile, np.float32)
         ve32 = np.empty(tile, np.float32)
         maxval32 = np.float32(maxval)
-        use32 = want_vals and stype == 0 and not sr and m_rne == 1      # value_rne32 below
+        use32 = want_vals and stype == 0 and not sr and rm[0] == 1      # value_rne32 below
         for t0 in range(0, n, tile):
             m = min(tile, n - t0)
             gm = m >> lb
@@ -952,60 +922,35 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
                 vs = vals[x0 + t0:x0 + t0 + m]
                 if stype == 1:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) / re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                      ve[i], is_int))
+                        mag, q, ey, sign = element(xt[i], re[i], True, False, ef, rm, key, 0, nb)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, ef, ve[i]))
                 elif sr:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) * re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        rb = rand_bits(key, x0 + t0 + i, nb)
-                        mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
-                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                      ve[i], is_int))
+                        mag, q, ey, sign = element(xt[i], re[i], False, True,
+                                                   ef, rm, key, x0 + t0 + i, nb)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, ef, ve[i]))
                 elif use32:
                     for i in range(m):
                         vs[i] = value_rne32(xt[i], re32[i], ve32[i], M, emin, maxval32, is_int)
                 else:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) * re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        vs[i] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                      ve[i], is_int))
+                        mag, q, ey, sign = element(xt[i], re[i], False, False, ef, rm, key, 0, nb)
+                        vs[i] = np.float32(elem_value(mag, q, ey, sign, ef, ve[i]))
             else:
                 cs = codes[x0 + t0:x0 + t0 + m]
                 if stype == 1:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) / re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+                        mag, q, ey, sign = element(xt[i], re[i], True, False, ef, rm, key, 0, nb)
+                        cs[i] = elem_code(mag, sign, ef) * oe[i]
                 elif sr:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) * re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        rb = rand_bits(key, x0 + t0 + i, nb)
-                        mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
-                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+                        mag, q, ey, sign = element(xt[i], re[i], False, True,
+                                                   ef, rm, key, x0 + t0 + i, nb)
+                        cs[i] = elem_code(mag, sign, ef) * oe[i]
                 else:
                     for i in range(m):
-                        yb = f64_bits(np.float64(xt[i]) * re[i])
-                        sign = (yb >> 63) & 1
-                        yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                        away = (m_up & (1 - sign)) | (m_dn & sign)
-                        mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                        cs[i] = elem_code(mag, sign, maxmag, sshift, is_int) * oe[i]
+                        mag, q, ey, sign = element(xt[i], re[i], False, False, ef, rm, key, 0, nb)
+                        cs[i] = elem_code(mag, sign, ef) * oe[i]
         return 0
     xi = x.view(np.int32)
     am1 = np.empty(1, np.int32)
@@ -1040,71 +985,45 @@ def quantize_fast_rows_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_v
             vs = vals[base:base + n]
             if stype == 1:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) / r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                  vm, is_int))
+                    mag, q, ey, sign = element(xf[t], r, True, False, ef, rm, key, 0, nb)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, ef, vm))
             elif sr:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) * r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    rb = rand_bits(key, base + t, nb)
-                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
-                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                  vm, is_int))
+                    mag, q, ey, sign = element(xf[t], r, False, True, ef, rm, key, base + t, nb)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, ef, vm))
             else:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) * r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    vs[t] = np.float32(elem_value(mag, q, ey, sign, M, emin, maxmag, maxval,
-                                                  vm, is_int))
+                    mag, q, ey, sign = element(xf[t], r, False, False, ef, rm, key, 0, nb)
+                    vs[t] = np.float32(elem_value(mag, q, ey, sign, ef, vm))
         else:
             cs = codes[base:base + n]
             if stype == 1:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) / r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+                    mag, q, ey, sign = element(xf[t], r, True, False, ef, rm, key, 0, nb)
+                    cs[t] = elem_code(mag, sign, ef)
             elif sr:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) * r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    rb = rand_bits(key, base + t, nb)
-                    mag, q, ey = elem_round_sr(yb, M, emin, rb, nb)
-                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+                    mag, q, ey, sign = element(xf[t], r, False, True, ef, rm, key, base + t, nb)
+                    cs[t] = elem_code(mag, sign, ef)
             else:
                 for t in range(n):
-                    yb = f64_bits(np.float64(xf[t]) * r)
-                    sign = (yb >> 63) & 1
-                    yb &= np.int64(0x7FFFFFFFFFFFFFFF)
-                    away = (m_up & (1 - sign)) | (m_dn & sign)
-                    mag, q, ey = elem_round(yb, M, emin, m_rne, m_rna, m_odd, away)
-                    cs[t] = elem_code(mag, sign, maxmag, sshift, is_int)
+                    mag, q, ey, sign = element(xf[t], r, False, False, ef, rm, key, 0, nb)
+                    cs[t] = elem_code(mag, sign, ef)
     return 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm,
-                  maxe_exp, maxe_sig, ts_exp, ts_sig, s_up):
-    """NVFP4 by thresholds (see "NVFP4 elements by thresholds"; nvm = `nv_thr_mode`
-    >= 0): blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order,
+def nv_fast_chunk(lo, hi, x, B, L, T, bl, codes, vals, scales, want_vals, nvm, sc):
+    """NVFP4 by thresholds (see "NVFP4 elements by thresholds"; nvm: 0 nearest_even,
+    1 nearest_away, 2 toward_zero; ``sc`` the scale parameters of
+    `quantize_fast_chunk`): blocks of ``bl`` along axis 1 of float32 x viewed as (B, L, T), C order,
     work items as `quantize_fast_chunk` (T == 1: item k is block k; T > 1: item k is
     the block row of all T columns). Same outputs as `quantize_fast_chunk`: codes
     (``want_vals`` 0) or the float32 values s * P as bits, and the e4m3 scale codes
     (`nvfp4_scales`). Returns -1 (nothing done) when MXCSR flushes subnormals."""
     if _env_bad():
         return -1
+    maxe_exp, maxe_sig, ts_exp, ts_sig, s_up = sc[4], sc[5], sc[6], sc[7], sc[8]
     nL = (L + bl - 1) // bl
     xi = x.view(np.int32)
     vi = vals.view(np.int32)
