@@ -16,7 +16,6 @@ import os
 
 import numpy as np
 
-from _timing import best
 
 # the checkout this script lives in, ahead of any installed softfloat
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -105,8 +104,7 @@ def main():
         from gfloat.formats import format_info_mxfp8_e4m3, format_info_mxfp4_e2m1, \
             format_info_mxfp6_e2m3, format_info_mxfp8_e5m2, format_info_mxfp6_e3m2, \
             format_info_mxint8
-        from gfloat.block import BlockFormatInfo, quantize_block, compute_scale_amax
-        from gfloat.formats import format_info_ocp_e8m0
+        from gfloat.block import quantize_block, compute_scale_amax
         res["gfloat_version"] = getattr(gfloat, "__version__", "?")
         et = {"mxfp8_e4m3": format_info_mxfp8_e4m3, "mxfp8_e5m2": format_info_mxfp8_e5m2,
               "mxfp6_e2m3": format_info_mxfp6_e2m3, "mxfp6_e3m2": format_info_mxfp6_e3m2,

@@ -90,7 +90,6 @@ def test_all_structured_triples(gpu, fin, fout):
 def _rand_bits(rng, fmt, shape, spread, specials=True):
     """Random encodings of fmt: values 2**N(0, spread) with random signs, some
     zeros, subnormals and specials sprinkled in."""
-    f = sf.get_format(fmt)
     v = np.ldexp(rng.uniform(1, 2, shape), rng.normal(0, spread, shape).astype(int))
     v *= rng.choice([-1.0, 1.0], shape)
     bits = sf.to_bits(v, fmt)

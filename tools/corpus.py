@@ -249,8 +249,7 @@ def _register():
         @case(f"mma/{arch}/{ins}")
         def _(arch=arch, ins=ins):
             unit = M.tensor_core(arch, instruction=ins)
-            m_, n_, k_ = unit.m, unit.n, unit.k
-            K = 2 * k_
+            K = 2 * unit.k
             r = rng(28)
             def enc(fmt, shape):
                 if fmt.name == "fp64":
@@ -337,7 +336,6 @@ def _register():
                     x[0, :5] = [0.0, -0.0, np.inf, np.nan, 1e-40]
                     kw = {"seed": 4} if rd == "stochastic" else {}
                     q = mx.quantize(x, bfn, scale_rule=rule, rounding=rd, **kw)
-                    codes, scales = q[0], q[1]
                     dq = mx.dequantize(*q[:2], bfn) if bfn != "nvfp4" else None
                     vals = mx.quantize_values(x, bfn, scale_rule=rule, rounding=rd, **kw)
                     return (q, dq, vals)

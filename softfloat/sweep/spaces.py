@@ -111,7 +111,7 @@ class Space:
             raise ValueError(f"{op} sweeps cover formats of at most {MAX_UNARY_BITS} bits "
                              f"(tf32), not {f.name}")
         if self.kind == "from_float32" and f.precision > 25:
-            raise ValueError(f"from_float32 sweeps target formats of at most 16 bits")
+            raise ValueError("from_float32 sweeps target formats of at most 16 bits")
         nargs = {"binary": 2, "ternary": 3}.get(self.kind, 1)
         given = {"a": a, "b": b, "c": c}
         for name, v in given.items():
