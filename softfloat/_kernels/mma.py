@@ -555,14 +555,8 @@ def _part_sum(As, Ae, Bs, Be, arow, brow, t0, t1, step, F, MaMb):
 @njit(cache=True, nogil=True)
 def two_stage_chunk(lo, hi, As, Ae, Ac, Bs, Be, Bc, m, n, K, Cs, Ce, Cc, has_c,
                     out, L, F, F2, MaMb, pairs, check_ovf):
-    mn = m * n
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
         if has_c:
             ccls, csig, ce = Cc[idx], np.int64(Cs[idx]), np.int64(Ce[idx])
         else:
@@ -673,15 +667,9 @@ def round_expansion_f32(buf, nt):
 def exact_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, L):
     """'exact' on float64 values (fp16/bf16 products and fp32 c are exact
     doubles); out float32. NaN: canonical; infinities as their sum."""
-    mn = m * n
     buf = np.empty(L + 1, np.float64)
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
         c = np.float64(Cv[idx]) if has_c else 0.0
         for k0 in range(0, K, L):
             nt = 0
@@ -715,15 +703,9 @@ def exact_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, L):
 def fma32_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out):
     """A chain of binary32 fused multiply-adds c = fma(a_k, b_k, c), on float64
     copies of the operands (products exact in float64)."""
-    mn = m * n
     buf = np.empty(2, np.float64)
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
         c = np.float32(Cv[idx]) if has_c else np.float32(0.0)
         for t in range(K):
             pv = Av[arow + t] * Bv[brow + t]
@@ -773,14 +755,8 @@ def ftz_chain_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, out, P, ta, tb):
     """float32 products of flushed inputs, flushed; pairs (P = 2) or pairs of
     pairs (P = 4) added and flushed, then added into c and flushed. ``ta``,
     ``tb``: the inputs' smallest normal numbers (float32)."""
-    mn = m * n
     for idx in range(lo, hi):
-        bt = idx // mn
-        r = idx - bt * mn
-        i = r // n
-        j = r - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
         c = _ftz(np.float32(Cv[idx]), False) if has_c else np.float32(0.0)
         for k0 in range(0, K, P):
             p0 = _ftz_prod(Av[arow + k0], Bv[brow + k0], ta, tb)

@@ -32,7 +32,7 @@ from numba.extending import intrinsic
 
 from .jit import helper
 from .core import clz64
-from .mma import NO_EXP, exact_chunk, two_stage_chunk
+from .mma import NO_EXP, exact_chunk, out_pos, two_stage_chunk
 
 
 # ---------------------------------------------------------------------------
@@ -455,14 +455,8 @@ def exact_flags_chunk(lo, hi, Av, Bv, m, n, K, Cv, has_c, Dv, base, nl, temin, f
     applied), Cv, Dv, fl (nb * m * n). Each a (and b) is split into 26- and
     27-bit halves so that every partial product is below 2**54."""
     acc = np.zeros(nl + 3, np.int64)
-    mn = m * n
     for idx in range(lo, hi):
-        bt = idx // mn
-        rr = idx - bt * mn
-        i = rr // n
-        j = rr - i * n
-        arow = (bt * m + i) * K
-        brow = (bt * n + j) * K
+        bt, i, j, arow, brow = out_pos(idx, m, n, K)
         fin = True
         for t in range(K):
             if not (np.isfinite(Av[arow + t]) and np.isfinite(Bv[brow + t])):
