@@ -1,8 +1,9 @@
 """softfloat.mma against MMA-Sim 2.1.1, side by side, as ratios in the same run.
 
-    python benchmarks/bench_mma.py [--quick] [ARCH ...]
+    python benchmarks/bench_mma.py [--quick] [--no-first-call] [ARCH ...]
 
-(ARCH ...: only those architectures' rows, e.g. ``cdna1 cdna2 cdna3``.)
+(ARCH ...: only those architectures' rows, e.g. ``cdna1 cdna2 cdna3``;
+--no-first-call: without the fresh-process first calls.)
 
 For each preset: (1) one batch of instructions (m x n outputs of one
 instruction, K = its k), MMA-Sim's ``op(A, B, C)`` vs `softfloat.mma.mma`;
@@ -40,10 +41,12 @@ CASES = [("ampere", "fp16", "fp32"), ("hopper", "fp16", "fp32"), ("hopper", "bf1
          ("cdna3", "fp8_e4m3fnuz", "fp32"), ("cdna3", "tf32", "fp32"),
          ("cdna2", "fp16", "fp32"), ("cdna2", "bf16", "fp32"), ("cdna1", "fp16", "fp32"),
          ("cdna1", "bf16", "fp32"), ("cdna3", "fp32", "fp32"), ("cdna3", "fp64", "fp64"),
-         ("hopper", "fp64", "fp64")]
+         ("hopper", "fp64", "fp64"), ("blackwell", "mxfp8_e4m3", "fp32"),
+         ("blackwell", "mxfp6_e2m3", "fp32"), ("blackwell", "mxfp4", "fp32"),
+         ("blackwell", "nvfp4", "fp32"), ("rtx_blackwell", "nvfp4", "fp32")]
 
 
-def main(quick=False, only=()):
+def main(quick=False, only=(), skip_first=False):
     warnings.filterwarnings("ignore")
     import mmasim_harness as H
     if not H.HAVE_MMASIM:
@@ -51,7 +54,7 @@ def main(quick=False, only=()):
         return 2
     rng = np.random.default_rng(0)
     print(f"softfloat {sf.__version__}, threads {num_threads()}")
-    for fin in ("fp16", "fp8_e4m3"):
+    for fin in () if skip_first else ("fp16", "fp8_e4m3"):
         with tempfile.TemporaryDirectory() as d:
             cold, warm = first_call(fin, d), first_call(fin, d)
         print(f"first call, hopper {fin} (import / finite operands / an inf or NaN operand), s: "
@@ -63,37 +66,75 @@ def main(quick=False, only=()):
             continue
         u = M.tensor_core(arch, fin, fout)
         # (1) one batch of instructions: 256 x 256 outputs, K = k
-        a, b, c, _, _ = H.make_case(u, N, N, 1, 1, kinds=(0, 2, 4))
-        op = H.mmasim_op(u)
-        A = H._to_torch(a, u.a_fmt.name)
-        B = H._to_torch(np.ascontiguousarray(b.T), u.b_fmt.name).T
-        C = H._to_torch(c, u.c_fmt.name)
-        theirs = H._from_torch(op(A, B, C), u.out_fmt.name)
-        ours = M.mma(u, a, b, c)
+        a, b, c, sa, sb = H.make_case(u, N, N, 1, 1, kinds=(0, 2, 4))
+        if u.scaled:        # scales near 1: the products stay finite
+            sa, sb = (_near_one_scales(u, x.shape, rng) for x in (sa, sb))
+        op_sim = _mmasim_chain(u, a, b, c, sa, sb)
+        theirs = op_sim()
+        ours = M.mma(u, a, b, c, scale_a=sa, scale_b=sb)
         same = np.array_equal(ours, theirs)
-        t_sim = best(lambda: op(A, B, C), reps, warmup=False)
-        t_ours = best(lambda: M.mma(u, a, b, c), reps)
+        t_sim = best(op_sim, reps, warmup=False)
+        t_ours = best(lambda: M.mma(u, a, b, c, scale_a=sa, scale_b=sb), reps)
         print(f"{arch:9s} {u.instruction:28s} batch {N}x{N}x{u.k}: mmasim {t_sim:.3f} s, "
               f"softfloat {t_ours:.4f} s, ratio {t_sim / t_ours:6.0f}x  (same bits: {same})")
-        # (2) a GEMM N x N x N (MMA-Sim: whole K in one call)
+        # (2) a GEMM N x N x N (MMA-Sim: whole K in one call; block-scaled
+        # instructions: one call per instruction, D carried as the next C)
         a, b = (rng.standard_normal((N, N)).view(np.uint64) if fin == "fp64"
-                else sf.to_bits(rng.standard_normal((N, N)), fin) for _ in "ab")
+                else sf.to_bits(rng.standard_normal((N, N)), u.a_fmt) for _ in "ab")
         c = np.zeros((N, N), u.c_fmt.dtype)
-        A = H._to_torch(a, u.a_fmt.name)
-        B = H._to_torch(np.ascontiguousarray(b.T), u.b_fmt.name).T
-        C = H._to_torch(c, u.c_fmt.name)
+        if u.scaled:
+            nsb = N // u.scale_block
+            sa, sb = (_near_one_scales(u, sh, rng) for sh in ((N, nsb), (nsb, N)))
+        op_sim = _mmasim_chain(u, a, b, c, sa, sb)
         t = time.perf_counter()
-        theirs = H._from_torch(op(A, B, C), u.out_fmt.name)
+        theirs = op_sim()
         t_sim = time.perf_counter() - t
-        if not quick:           # best of two: MMA-Sim takes seconds, the machine is shared
-            t_sim = min(t_sim, best(lambda: op(A, B, C), 1, warmup=False))
-        ours = M.mma(u, a, b, c)
+        if not quick:           # best of two: MMA-Sim takes seconds
+            t_sim = min(t_sim, best(op_sim, 1, warmup=False))
+        ours = M.mma(u, a, b, c, scale_a=sa, scale_b=sb)
         same = np.array_equal(ours, theirs)
-        t_ours = best(lambda: M.mma(u, a, b, c), reps)
+        t_ours = best(lambda: M.mma(u, a, b, c, scale_a=sa, scale_b=sb), reps)
         ns = t_ours / N ** 3 * 1e9
         print(f"{'':9s} GEMM {N}^3: mmasim {t_sim:.2f} s, softfloat {t_ours:.4f} s, "
               f"ratio {t_sim / t_ours:6.0f}x, {ns:.2f} ns per multiply-add  (same bits: {same})")
     return 0
+
+
+def _near_one_scales(u, shape, rng):
+    """Block-scale codes of 2**-3 ... 2**3 (e8m0) or 0.5 ... 4 (ue4m3)."""
+    if u.scale_fmt.name == "e8m0":
+        return rng.integers(124, 131, size=shape).astype(np.uint8)
+    return sf.to_bits(2.0 ** rng.integers(-1, 3, size=shape), "fp8_e4m3")
+
+
+def _mmasim_chain(u, a, b, c, sa, sb):
+    """A function running MMA-Sim on the case (inputs converted beforehand):
+    one call with the whole K, or for block-scaled instructions one call per
+    instruction along K, D carried as the next C (as the hardware chains them)."""
+    import mmasim_harness as H
+    op = H.mmasim_op(u)
+    C = H._to_torch(c, u.c_fmt.name)
+    if not u.scaled:
+        A = H._to_torch(a, u.a_fmt.name)
+        B = H._to_torch(np.ascontiguousarray(b.T), u.b_fmt.name).T
+        return lambda: H._from_torch(op(A, B, C), u.out_fmt.name)
+    packed = u.algorithm == "grouped"
+    sname = "e8m0" if u.scale_fmt.name == "e8m0" else "fp8_e4m3"
+    steps = []
+    for k0 in range(0, a.shape[1], u.k):
+        A = H._to_torch(a[:, k0:k0 + u.k], u.a_fmt.name, packed)
+        B = H._to_torch(np.ascontiguousarray(b[k0:k0 + u.k].T), u.b_fmt.name, packed).T
+        if packed:
+            B = B.contiguous()
+        s0, s1 = k0 // u.scale_block, (k0 + u.k) // u.scale_block
+        steps.append((A, B, H._to_torch(sa[:, s0:s1], sname), H._to_torch(sb[s0:s1], sname)))
+
+    def run():
+        d = C
+        for A, B, SA, SB in steps:
+            d = op(A, B, d, SA, SB)
+        return H._from_torch(d, u.out_fmt.name)
+    return run
 
 
 _CHILD = r"""
@@ -129,4 +170,5 @@ def first_call(fin, cache_dir):
 
 
 if __name__ == "__main__":
-    sys.exit(main("--quick" in sys.argv, [x for x in sys.argv[1:] if not x.startswith("-")]))
+    sys.exit(main("--quick" in sys.argv, [x for x in sys.argv[1:] if not x.startswith("-")],
+                  "--no-first-call" in sys.argv))

@@ -118,7 +118,22 @@ def _common():
                        sf.matmul(A, B, "fp16", acc="mi100"),
                        sf.matmul(A8, B8, "fp8_e4m3fnuz", acc="mi300x"),
                        sf.mma.mma(sf.tensor_core("h100", "fp64", "fp64"), D, D))))
+    # block-scaled units (tcgen05 mxf8f6f4, mxf4, mxf4nvf4): the fast fdpa and
+    # grouped kernels, and their references for an output with an infinite c
+    t.append(("matrix units block-scaled (b200 mxfp8, mxfp4, nvfp4)", _block_scaled_units))
     return t
+
+
+def _block_scaled_units():
+    import softfloat as sf
+    for f in ("mxfp8_e4m3", "mxfp4", "nvfp4"):
+        u = sf.tensor_core("b200", f)
+        nsb = u.k // u.scale_block
+        a = np.ones((2, u.k), u.a_fmt.dtype)
+        c = np.zeros((2, 2), np.uint32)
+        c[0, 0] = 0x7F800000
+        s = np.full((2, nsb), sf.to_bits(1.0, u.scale_fmt), u.scale_fmt.dtype)
+        sf.mma.mma(u, a, a.T.copy(), c, scale_a=s, scale_b=s.T.copy())
 
 
 def _mx(sf):

@@ -85,6 +85,104 @@ def test_fast_kernel_matches_its_slow_twin(arch, fin, fout, monkeypatch):
     assert total > 3000
 
 
+@pytest.mark.parametrize("arch,ins", [
+    ("blackwell", "m128n8k32.kind::mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0"),
+    ("blackwell", "m128n8k32.kind::mxf8f6f4.block32.f32.e5m2.e2m1.ue8m0"),
+    ("rtx_blackwell", "m16n8k32.kind::mxf8f6f4.block32.f32.e3m2.e2m3.f32.ue8m0"),
+    ("rtx_blackwell", "m16n8k32.kind::mxf8f6f4.block32.f32.e2m1.e4m3.f32.ue8m0")])
+def test_fast_kernel_with_block_scales_matches_its_slow_twin(arch, ins, monkeypatch):
+    """Block-scaled "fdpa" (e8m0 scales folded into the operands): every scale
+    code (2**-127 ... 2**127 and the NaN 0xFF) on both sides, batches, n padded
+    to the kernel's column blocks, against the reference kernel."""
+    unit = M.tensor_core(arch, instruction=ins)
+    assert R._fast_fits(unit)
+    total = 0
+    for seed, kinds in ((11, (0, 1, 2, 4, 5)), (12, (0, 1, 2, 3, 4, 5))):
+        rng = np.random.default_rng(seed)
+        a, b, c, _, _ = H.make_case(unit, 40, 70, 3, seed, kinds=kinds)
+        a = np.stack([a, a[::-1]])
+        nsb = a.shape[-1] // unit.scale_block
+        sa = rng.integers(0, 256, size=(2, 40, nsb)).astype(np.uint8)
+        sb = rng.integers(0, 256, size=(nsb, 70)).astype(np.uint8)
+        sa[0, :, 0] = np.arange(40) * 6 + 15             # every region of the range
+        sb[0, :] = np.arange(70) * 3 + 30
+        sa[1, :8] = 127
+        sb[:, :8] = 127 + rng.integers(-3, 4, size=(nsb, 8))
+        fast = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
+        monkeypatch.setattr(R, "_fast", False)
+        slow = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
+        monkeypatch.setattr(R, "_fast", True)
+        np.testing.assert_array_equal(fast, slow)
+        total += fast.size
+    assert total == 2 * 2 * 40 * 70
+
+
+@pytest.mark.parametrize("arch,ins", [
+    ("blackwell", "m128n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3"),
+    ("blackwell", "m128n8k64.kind::mxf4.block32.f32.e2m1.e2m1.ue8m0"),
+    ("rtx_blackwell", "m16n8k64.kind::mxf4nvf4.block32.f32.e2m1.e2m1.f32.ue8m0"),
+    ("rtx_blackwell", "m16n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3")])
+def test_grouped_fast_kernel_matches_its_slow_twin(arch, ins, monkeypatch):
+    """The "grouped" fast kernel (mxf4, mxf4nvf4): every scale code on both
+    sides (zero, subnormal, NaN, 2**-127 ... 2**127), groups of all-zero
+    products and cancelling ones, overflowing chains, infinite and NaN c,
+    batches and n padded to the kernel's column blocks, against the reference
+    kernel output by output."""
+    unit = M.tensor_core(arch, instruction=ins)
+    assert R._grouped_fits(unit)
+    rng = np.random.default_rng(21)
+    total = 0
+    for seed in range(3):
+        a, b, c, _, _ = H.make_case(unit, 24, 70, 3, seed + 40)
+        a = np.stack([a, a[::-1]])
+        a[0, :3, :unit.group] = 0                           # all-zero groups
+        a[0, 3:5] = 0                                       # zero results
+        c[3:5] = 0
+        c[5, :3] = [0x7F800000, 0xFF800000, 0x7FC00000]     # infinite and NaN c
+        b[unit.group:2 * unit.group, :5] = 0
+        nsb = a.shape[-1] // unit.scale_block
+        sa = rng.integers(0, 256, size=(2, 24, nsb)).astype(np.uint8)
+        sb = rng.integers(0, 256, size=(nsb, 70)).astype(np.uint8)
+        sa[0, :, 0] = np.arange(24) * 11
+        sb[0, :] = np.arange(70) * 3 + 40
+        sa[1, :6] = sf.to_bits(1.0, unit.scale_fmt)           # scales near 1
+        sb[:, :6] = sf.to_bits(2.0, unit.scale_fmt)
+        fast = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
+        monkeypatch.setattr(R, "_fast", False)
+        slow = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
+        monkeypatch.setattr(R, "_fast", True)
+        np.testing.assert_array_equal(fast, slow)
+        total += fast.size
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = sf.from_bits(slow, "fp32")
+        assert np.isnan(v).any() and (v == 0).any()
+        if unit.scale_fmt.name == "e8m0":       # products of 2**254 overflow
+            assert np.isinf(v).any()
+    assert total == 3 * 2 * 24 * 70
+
+
+def test_table_decoding_matches_the_direct_decoder():
+    """`_decode` / `_decode_values` read through per-format tables; the same
+    encodings through the decoding kernels themselves, element by element."""
+    from softfloat._kernels import mma as KM
+    rng = np.random.default_rng(8)
+    for name in ("fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2fnuz", "fp6_e3m2", "fp4_e2m1",
+                 "e8m0"):
+        fmt = sf.get_format(name)
+        x = rng.integers(0, 1 << fmt.nbits, size=(3, 77)).astype(fmt.dtype)
+        E, Mb, bias, kind = fmt.params
+        for off in (False, True):
+            want = (np.empty(x.size, np.int32), np.empty(x.size, np.int32),
+                    np.empty(x.size, np.uint8))
+            KM.decode_chunk(0, x.size, x.reshape(-1), *want, E, Mb, bias, kind, off)
+            for got, w in zip(R._decode(x, fmt, off), want):
+                np.testing.assert_array_equal(got, w)
+        want = (np.empty(x.size), np.empty(x.size, np.int32), np.empty(x.size, np.uint8))
+        KM.decode_values_chunk(0, x.size, x.reshape(-1), *want, E, Mb, bias, kind, KM.POW2)
+        for got, w in zip(R._decode_values(x, fmt), want):
+            np.testing.assert_array_equal(got, w.astype(got.dtype))
+
+
 def _finite_bits(fmt, shape, rng):
     """Encodings drawn uniformly over every bit pattern, infinities and NaNs
     replaced by zeros: zeros, subnormals and values near overflow in every row."""

@@ -1,6 +1,8 @@
 """`mma`: run a `MatrixUnit` model on encodings, any K as a chain of instructions."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _validate as V
@@ -24,12 +26,41 @@ def truncate_tf32(bits) -> np.ndarray:
     return (x >> np.uint32(13)).astype(np.uint32)
 
 
+_LUT_BITS = 19          # formats of at most this many bits decode through tables
+_luts: dict = {}
+
+
+def _lut(fmt: Format, values: bool, sign_off: bool = False):
+    """The decoding of every encoding of ``fmt`` (at most `_LUT_BITS` bits), made
+    once by the decoding kernels themselves: (sig int32, exp int32, cls) as
+    `_decode` gives them, or with ``values`` (value float64, binade exponent
+    float32 with zeros and specials at NO_EXP, cls) for the fast "fdpa" kernel."""
+    key = (fmt.params, values, sign_off)
+    t = _luts.get(key)
+    if t is None:
+        codes = np.arange(1 << fmt.nbits, dtype=np.uint32).astype(fmt.dtype)
+        E, M, bias, kind = fmt.params
+        n = codes.size
+        if values:
+            t = (np.empty(n, np.float64), np.empty(n, np.int32), np.empty(n, np.uint8))
+            KM.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KM.POW2)
+            t = (t[0], t[1].astype(np.float32), t[2])
+        else:
+            t = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.uint8))
+            KM.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
+        _luts[key] = t
+    return t
+
+
 def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
     flat = np.ascontiguousarray(bits).reshape(-1)
     n = flat.size
     sig = np.empty(n, np.int32)
     exp = np.empty(n, np.int32)
     cls = np.empty(n, np.uint8)
+    if fmt.nbits <= _LUT_BITS and n >= 64:
+        run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
+        return sig, exp, cls
     E, M, bias, kind = fmt.params
     run_chunks(KM.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
     return sig, exp, cls
@@ -41,31 +72,49 @@ def _decode_all(model, A3, BT3, C3):
 
 
 def _decode_values(bits: np.ndarray, fmt: Format):
-    """(values float64, binade exponents with zeros at NO_EXP, classes) for the
-    fast "fdpa" kernel."""
+    """(values float64, binade exponents float32 with zeros at NO_EXP, classes)
+    for the fast "fdpa" kernel (formats of at most `_LUT_BITS` bits)."""
     flat = np.ascontiguousarray(bits).reshape(-1)
     n = flat.size
     val = np.empty(n, np.float64)
-    exp0 = np.empty(n, np.int32)
+    exp0 = np.empty(n, np.float32)
     cls = np.empty(n, np.uint8)
-    E, M, bias, kind = fmt.params
-    run_chunks(KM.decode_values_chunk, n, flat, val, exp0, cls, E, M, bias, kind, KM.POW2)
+    run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
     return val, exp0, cls
 
 
 def _fast_fits(model) -> bool:
-    """Whether `fdpa_fast_chunk` takes the model: no block scales, a chunk of a
-    multiple of 4 products (every NVIDIA one), and float64 arithmetic exact:
-    products of significands exact, a chunk's L + 1 aligned terms (each below
-    2**(F + 2)) summing below 2**53."""
+    """Whether `fdpa_fast_chunk` takes the model: a chunk of a multiple of 4
+    products (every NVIDIA one), operands of at most `_LUT_BITS` bits, block
+    scales (if any) e8m0 powers of two constant over a chunk (folded into the
+    operands' values and exponents), and float64 arithmetic exact: products of
+    significands exact, a chunk's L + 1 aligned terms (each below 2**(F + 2))
+    summing below 2**53."""
     Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-    return (not model.scaled and model.chunk % 4 == 0 and Ma + Mb + 2 <= 53
+    if model.scaled and (model.scale_fmt.name != "e8m0" or model.scale_block % model.chunk):
+        return False
+    return (model.chunk % 4 == 0 and Ma + Mb + 2 <= 53
+            and max(model.a_fmt.nbits, model.b_fmt.nbits) <= _LUT_BITS
             and model.frac_bits + 2 + int(model.chunk + 1).bit_length() <= 53)
 
 
-def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emin, Eo, Mo):
+def _apply_scales(v, e0, cls, s, blk):
+    """Fold e8m0 block scales into decoded operands: v (nb, rows, Kp) values,
+    e0 their exponents, s (nb, rows, Kp // blk) scale codes; values times
+    2**(s - 127), exponents plus s - 127 (zeros stay at NO_EXP); a NaN scale
+    (0xFF) marks its elements as NaN operands."""
+    sx = np.repeat(s.astype(np.int32) - 127, blk, axis=-1).reshape(-1)
+    v *= np.ldexp(1.0, sx)
+    e0 += np.where(e0 == KM.NO_EXP, np.float32(0), sx.astype(np.float32))
+    cls |= (np.repeat(s, blk, axis=-1).reshape(-1) == 0xFF).astype(np.uint8) * np.uint8(2)
+
+
+def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emin, Eo, Mo,
+               scales=None):
     """Run `fdpa_fast_chunk` into ``out``; returns the indices of the outputs
-    with an infinite or NaN operand (to redo with the reference kernel)."""
+    with an infinite or NaN operand (to redo with the reference kernel).
+    ``scales``: e8m0 codes (nb, m, nsb) and, transposed, (nb, n, nsb) of a
+    block-scaled model."""
     L = model.chunk
     npad = -(-n // KM.JB) * KM.JB            # the kernel's column blocks
     A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
@@ -76,34 +125,132 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
         B3 = np.pad(B3, ((0, 0), (0, Kp - K), (0, npad - n)))
     Av, Ae0, Acl = _decode_values(A3, model.a_fmt)
     Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
+    if scales is not None:
+        blk = model.scale_block
+        sb = scales[1]
+        if npad != n:
+            sb = np.pad(sb, ((0, 0), (0, npad - n), (0, 0)), constant_values=127)
+        _apply_scales(Av, Ae0, Acl, scales[0], blk)
+        Bv, Be0, Bcl = (np.ascontiguousarray(np.swapaxes(x.reshape(nbt, Kp, npad), 1, 2))
+                        for x in (Bv, Be0, Bcl))
+        _apply_scales(Bv.reshape(-1), Be0.reshape(-1), Bcl.reshape(-1), sb, blk)
+        Bv, Be0, Bcl = (np.ascontiguousarray(np.swapaxes(x, 1, 2)).reshape(-1)
+                        for x in (Bv, Be0, Bcl))
     ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
     ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
     if has_c:
         C = C3.reshape(nbt, m, n)
         if npad != n:
             C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
-        Cv, Cx, Ccl = _decode_values(C, model.c_fmt)
-        Cx = np.where(Cx == KM.NO_EXP, np.int32(model.e_zero), Cx)
+        C = C.reshape(-1)
+        cspec = np.empty(C.size, np.uint8)
     else:
-        Cv, Cx, Ccl = np.zeros(1), np.zeros(1, np.int32), None
+        C, cspec = np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
+    Ec, Mc = model.c_fmt.ebits, model.c_fmt.mbits
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
-    run_chunks_weighted(
-        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0.astype(np.float32),
-        ZA.reshape(-1), Bv, Be0.astype(np.float32), ZB.reshape(-1), m,
-        npad, Kp, Cv, Cx, has_c, outp, L, model.frac_bits, model.e_zero, rne, p, emin, Eo, Mo,
-        KM.POW2)
+    anyc = run_chunks_weighted(
+        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
+        ZB.reshape(-1), m, npad, Kp, C, Ec, Mc, cspec, has_c, outp, L, model.frac_bits,
+        model.e_zero, rne, p, emin, Eo, Mo, KM.POW2)
     if npad != n:
         out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
         Bcl = Bcl.reshape(nbt, Kp, npad)[:, :, :n]
-        if has_c:
-            Ccl = Ccl.reshape(nbt, m, npad)[:, :, :n]
+        if anyc:
+            cspec = cspec.reshape(nbt, m, npad)[:, :, :n]
     rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
     cs = (Bcl.reshape(nbt, Kp, n) != 0).any(1)
-    if not (rs.any() or cs.any() or (has_c and Ccl.any())):
+    if not (anyc or rs.any() or cs.any()):
         return np.zeros(0, np.int64)
     sp = rs[:, :, None] | cs[:, None, :]
+    if anyc:
+        sp = sp | (cspec.reshape(sp.shape) != 0)
+    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
+
+
+def _scale_args(model, SA3, SBT3):
+    """The reference kernels' block-scale arguments: the decoded scales of A's
+    rows (nb, m, nsb) and of B's columns (nb, n, nsb), nsb, the scale block and
+    twice the scale format's fraction bits (placeholders without scales)."""
+    if not model.scaled:
+        z32, z8 = np.zeros(1, np.int32), np.zeros(1, np.uint8)
+        return z32, z32, z8, z32, z32, z8, 1, 1, 0
+    sign_off = model.scale_fmt.name == "fp8_e4m3"
+    return (_decode(SA3, model.scale_fmt, sign_off) + _decode(SBT3, model.scale_fmt, sign_off)
+            + (SA3.shape[-1], model.scale_block, 2 * model.scale_fmt.mbits))
+
+
+_fits_cache: dict = {}
+
+
+def _grouped_fits(model) -> bool:
+    """Whether `grouped_fast_chunk` takes the model: group sums exact in float32
+    (every product, and the sum of a group, a multiple of the smallest product
+    below 2**24 of it) and chunks of whole groups of a multiple of 4."""
+    key = (model.a_fmt, model.b_fmt, model.group)
+    fits = _fits_cache.get(key)
+    if fits is None:
+        bits = sum(math.log2(f.max) - (f.emin - f.mbits) for f in (model.a_fmt, model.b_fmt))
+        fits = _fits_cache[key] = (model.group % 4 == 0 and bits + math.log2(model.group) <= 24
+                                   and max(model.a_fmt.nbits, model.b_fmt.nbits) <= _LUT_BITS)
+    return fits
+
+
+def _scale_values(s, fmt):
+    """(values float64, binade exponents int64, NaN) of block-scale codes
+    (fp8_e4m3 read without its sign: ue4m3)."""
+    sig, e, cls = _decode(s, fmt, fmt.name == "fp8_e4m3")
+    v = np.ldexp(sig.astype(np.float64), e - fmt.mbits)
+    return v, e.astype(np.int64), cls == KM.CLS_NAN
+
+
+def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p, emin, Eo,
+                  Mo):
+    """Run `grouped_fast_chunk` into ``out``; returns the indices of the outputs
+    with an infinite or NaN operand, c or scale (the reference kernel's)."""
+    G = model.group
+    npad = -(-n // KM.JB) * KM.JB
+    A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
+    B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
+    if npad != n:
+        B3 = np.pad(B3, ((0, 0), (0, 0), (0, npad - n)))
+    Av, _, Acl = _decode_values(A3, model.a_fmt)
+    Bv, _, Bcl = _decode_values(B3, model.b_fmt)
+    w = (np.int32(1) << np.arange(G, dtype=np.int32))
+    MA = ((Av.reshape(nbt * m, K // G, G) != 0) * w).sum(-1, dtype=np.int32)
+    MB = ((Bv.reshape(nbt, K // G, G, npad) != 0) * w[:, None]).sum(2, dtype=np.int32)
+    nsb = SA3.shape[-1]
+    SAv, SAx, SAn = _scale_values(SA3, model.scale_fmt)
+    SBv, SBx, SBn = _scale_values(np.swapaxes(SBT3, 1, 2), model.scale_fmt)
+    if npad != n:
+        SBv = np.pad(SBv.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
+        SBx = np.pad(SBx.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
     if has_c:
-        sp = sp | (Ccl.reshape(sp.shape) != 0)
+        C = C3.reshape(nbt, m, n)
+        if npad != n:
+            C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
+        C = C.reshape(-1)
+        cspec = np.empty(C.size, np.uint8)
+    else:
+        C, cspec = np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
+    outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
+    anyc = run_chunks_weighted(
+        KM.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
+        Bv.astype(np.float32), MB.reshape(-1), SAv, SAx, SBv.reshape(-1), SBx.reshape(-1), m,
+        npad, K, nsb, C, model.c_fmt.ebits, model.c_fmt.mbits, cspec, has_c, outp,
+        model.chunk, G, model.scale_block, model.frac_bits, model.e_zero, p, emin, Eo, Mo,
+        KM.POW2)
+    if npad != n:
+        out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
+        Bcl = Bcl.reshape(nbt, K, npad)[:, :, :n]
+        if anyc:
+            cspec = cspec.reshape(nbt, m, npad)[:, :, :n]
+    rs = (Acl.reshape(nbt, m, K) != 0).any(-1) | SAn.reshape(nbt, m, nsb).any(-1)
+    cs = (Bcl.reshape(nbt, K, n) != 0).any(1) | SBn.reshape(nbt, nsb, n).any(1)
+    if not (anyc or rs.any() or cs.any()):
+        return np.zeros(0, np.int64)
+    sp = rs[:, :, None] | cs[:, None, :]
+    if anyc:
+        sp = sp | (cspec.reshape(sp.shape) != 0)
     return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
 
 
@@ -206,7 +353,7 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     ofmt = model.out_fmt
     alg = model.algorithm
     if alg in ("fdpa", "grouped", "two_stage", "two_stage_pairs"):
-        if alg != "fdpa":
+        if alg in ("two_stage", "two_stage_pairs"):
             As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
         out = np.empty(nout, np.uint32)
         Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
@@ -215,46 +362,47 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
             if model.output_rounding == "RZ-E8M13":
                 p = 14
             rne = model.output_rounding.startswith("RNE")
+            SA3 = SBT3 = None
             if model.scaled:
-                sign_off = model.scale_fmt.name == "fp8_e4m3"
                 SA3 = np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb)
                 SBT3 = np.swapaxes(np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(
                     nbt, nsb, n), 1, 2)
-                SAs, SAe, SAc = _decode(SA3, model.scale_fmt, sign_off)
-                SBs, SBe, SBc = _decode(SBT3, model.scale_fmt, sign_off)
-                Ms2 = 2 * model.scale_fmt.mbits
-                sblock = model.scale_block
-            else:
-                SAs = SBs = np.zeros(1, np.int32)
-                SAe = SBe = np.zeros(1, np.int32)
-                SAc = SBc = np.zeros(1, np.uint8)
-                nsb, sblock, Ms2 = 1, 1, 0
             if alg == "fdpa":
                 if _fast and _fast_fits(model):
                     # the branch-free kernel for outputs with finite operands, the
                     # reference kernel for the others
                     slow = _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out,
-                                      rne, p, emin, Eo, Mo)
+                                      rne, p, emin, Eo, Mo,
+                                      (SA3, SBT3) if model.scaled else None)
                 else:
                     slow = np.arange(nout, dtype=np.int64)
                 if slow.size:
                     As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
+                    scl = _scale_args(model, SA3, SBT3)
                     run_chunks_weighted(
                         KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp,
-                        Cs, Ce, Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc,
-                        nsb, sblock, model.scaled, out, model.chunk, model.frac_bits, Ma + Mb,
-                        Ms2, model.e_zero, rne, p, emin, Eo, Mo, slow, True)
+                        Cs, Ce, Cc, has_c, model.c_fmt.mbits, *scl[:-1], model.scaled, out,
+                        model.chunk, model.frac_bits, Ma + Mb, scl[-1], model.e_zero, rne, p,
+                        emin, Eo, Mo, slow, True)
             else:
-                emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
-                qab = emin_a - Ma + emin_b - Mb
-                run_chunks_weighted(
-                    KM.grouped_chunk, nout, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp, Cs, Ce,
-                    Cc, has_c, model.c_fmt.mbits, SAs, SAe, SAc, SBs, SBe, SBc, nsb, sblock,
-                    out, model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, Ms2,
-                    model.e_zero, p, emin, Eo, Mo)
+                if _fast and _grouped_fits(model):
+                    slow = _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3,
+                                         out, p, emin, Eo, Mo)
+                else:
+                    slow = np.arange(nout, dtype=np.int64)
+                if slow.size:
+                    As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
+                    emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
+                    qab = emin_a - Ma + emin_b - Mb
+                    scl = _scale_args(model, SA3, SBT3)
+                    run_chunks_weighted(
+                        KM.grouped_at_chunk, slow.size, 2 * Kp, slow, As, Ae, Ac, Bs, Be, Bc, m,
+                        n, Kp, Cs, Ce, Cc, has_c, model.c_fmt.mbits, *scl[:-1], out,
+                        model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, scl[-1],
+                        model.e_zero, p, emin, Eo, Mo)
         else:
             _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out)
-        res = out.astype(ofmt.dtype)
+        res = out.astype(ofmt.dtype, copy=False)
     elif alg == "fma" and model.a_fmt == FP64:
         res = (_fma64_fast if _fast_amd else _fma64)(A3, BT3, C3 if has_c else None,
                                                      nbt, m, n, Kp)

@@ -84,13 +84,15 @@ with `softfloat.model_hook` (which imports it by name on first use), so
 same public names.
 """
 from .cascade import TORCH_CPU_WIDTHS
-from .matmul import (MKLDNN_MIN_SIZE, ONEDNN_MAX_K, matmul_claimed, matmul_path, onednn_k_block,
+from .matmul import (MKLDNN_MIN_SIZE, ONEDNN_MAX_K, host_has_amx_bf16, host_has_fp16_gemm,
+                     matmul_claimed, matmul_path, onednn_fp16_k_block, onednn_k_block,
                      torch_cpu_matmul)
 from .orders import cascade_order
 from .reductions import GRAIN_SIZE, torch_cpu_cumsum, torch_cpu_mean, torch_cpu_sum
 
 __all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
-           "matmul_path", "matmul_claimed", "onednn_k_block", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
+           "matmul_path", "matmul_claimed", "onednn_k_block", "onednn_fp16_k_block",
+           "host_has_fp16_gemm", "host_has_amx_bf16", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
            "cascade_order",
            "TORCH_CPU_WIDTHS", "GRAIN_SIZE"]
 

@@ -1,9 +1,10 @@
 """torch 2.13 CPU ``mm``/``matmul``/``addmm``/``linear`` of fp16 and bf16 (m, n >= 2):
 which kernel a product takes (`matmul_path`, from the operands' layouts and the
-size, as ``addmm_impl_cpu_`` decides) and each kernel's order: cpublas's 4-way
-``sum``, the vectorised fp32-arithmetic dot, the sequential chain, and oneDNN's
-avx512_bf16 chains in k chunks (`onednn_k_block`); `matmul_claimed` says where the
-model is claimed bit-exact."""
+size, as ``addmm_impl_cpu_`` decides, and for half from the CPU: `host_has_fp16_gemm`)
+and each kernel's order: cpublas's 4-way ``sum``, the vectorised fp32-arithmetic
+dot, the sequential chain, oneDNN's avx512_bf16 chains in k chunks
+(`onednn_k_block`) and its avx512_fp16 half chains (`onednn_fp16_k_block`);
+`matmul_claimed` says where the model is claimed bit-exact."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,6 +62,26 @@ def _dpbf16_dot(A, B, C0, a_kmajor=False):
         acc = part if acc is None else _f32(acc + part)
     if acc is None:
         acc = np.zeros((m, n))
+    if C0 is not None:
+        acc = _f32(C0 + acc)
+    return acc
+
+
+def _onednn_fp16_dot(A, B, C0, a_kmajor=False):
+    """oneDNN half GEMM on CPUs with avx512_fp16 (or amx_fp16), as the probe finds
+    it: per output a float32 chain from 0 adding the products (exact in float32)
+    in k order, in k chunks of `onednn_fp16_k_block` whose sums are added in
+    order; the bias is added last in float32. (fp16 products and their sums
+    never reach float32's subnormal range, so a flush would change nothing.)"""
+    m, k = A.shape
+    n = B.shape[1]
+    kb = onednn_fp16_k_block(k, a_kmajor)
+    acc = None
+    for s0 in range(0, k, kb):
+        part = np.zeros((m, n))
+        for q in range(s0, min(k, s0 + kb)):
+            part = _f32(part + A[:, q, None] * B[None, q, :])
+        acc = part if acc is None else _f32(acc + part)
     if C0 is not None:
         acc = _f32(C0 + acc)
     return acc
@@ -147,16 +168,50 @@ def _transposes(a, b):
     return ta, tb
 
 
-def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool = False) -> str:
+_HOST_FEATURES = None
+
+
+def _host_feature(*names) -> bool:
+    """Whether this CPU has any of the LLVM features ``names``."""
+    global _HOST_FEATURES
+    if _HOST_FEATURES is None:
+        try:
+            from llvmlite import binding as llvm
+            _HOST_FEATURES = dict(llvm.get_host_cpu_features())
+        except Exception:                        # noqa: BLE001 (no feature list: assume none)
+            _HOST_FEATURES = {}
+    return any(_HOST_FEATURES.get(x, False) for x in names)
+
+
+def host_has_fp16_gemm() -> bool:
+    """Whether this CPU has the half-precision instructions (avx512_fp16 or
+    amx_fp16) for which torch (``mkldnn_fp16_device_check``) hands half GEMMs of
+    more than `MKLDNN_MIN_SIZE` multiply-adds to oneDNN."""
+    return _host_feature("avx512fp16", "amx-fp16")
+
+
+def host_has_amx_bf16() -> bool:
+    """Whether this CPU has AMX bfloat16 tiles: oneDNN's bfloat16 GEMM then runs
+    on them, in an order `torch_cpu_matmul` does not model (`matmul_claimed`)."""
+    return _host_feature("amx-bf16")
+
+
+def matmul_path(m: int, k: int, n: int, fmt, transa: bool = False, transb: bool = False,
+                fp16_gemm: bool | None = None) -> str:
     """Which torch 2.13 CPU kernel takes an (m, k) @ (k, n) product of ``fmt``
     (``transa``/``transb`` as `_transposes` reads the layouts): ``"onednn_bf16"``
-    (bfloat16, m * n * k > 4096, any layout), ``"dot"`` (``b`` stored k-contiguous,
-    as ``linear``'s ``w.T``: the vectorised fp32-arithmetic dot product),
+    (bfloat16, m * n * k > 4096, any layout), ``"onednn_fp16"`` (half, m * n * k >
+    4096, any layout, on a CPU with avx512_fp16 or amx_fp16: ``fp16_gemm``, by
+    default `host_has_fp16_gemm`), ``"dot"`` (``b`` stored k-contiguous, as
+    ``linear``'s ``w.T``: the vectorised fp32-arithmetic dot product),
     ``"sequential"`` (``a`` stored k-major) or ``"ilp4"`` (both row-major or both
     transposed)."""
     f = get_format(fmt)
     if f == BF16 and m * n * k > MKLDNN_MIN_SIZE:
         return "onednn_bf16"
+    if f == FP16 and m * n * k > MKLDNN_MIN_SIZE and (
+            host_has_fp16_gemm() if fp16_gemm is None else fp16_gemm):
+        return "onednn_fp16"
     if transa and not transb:
         return "dot"
     if transb and not transa:
@@ -173,24 +228,36 @@ def onednn_k_block(k: int, a_kmajor: bool = False) -> int:
         return max(k, 1)
     return 512 if (k <= 1024 or a_kmajor) else 1024
 
+def onednn_fp16_k_block(k: int, a_kmajor: bool = False) -> int:
+    """oneDNN's k chunk on the half path (avx512_fp16), as the probe finds it on
+    such a machine (torch 2.13, k up to 6000, m, n in 2..60): chunks of 1024, or of
+    512 when ``a`` is stored k-major; each chunk its own chain from 0."""
+    return max(1, min(k, 512 if a_kmajor else 1024))
+
+
 #: the largest k for which the oneDNN bfloat16 path is claimed (the k chunking
 #: of `onednn_k_block` was probed for k up to 4096 with m, n in 4..200)
 ONEDNN_MAX_K = 4096
 
 
 def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
-    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape (m, n >= 2;
-    the oneDNN bfloat16 path only up to k = ONEDNN_MAX_K)."""
+    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU
+    (m, n >= 2; the oneDNN paths only up to k = ONEDNN_MAX_K; the oneDNN
+    bfloat16 path, modelled as it runs on avx512_bf16, not on a CPU with AMX
+    bfloat16 tiles, `host_has_amx_bf16`, whose tile order differs)."""
     if m < 2 or n < 2:
         return False
-    return not (matmul_path(m, k, n, fmt) == "onednn_bf16" and k > ONEDNN_MAX_K)
+    if matmul_path(m, k, n, fmt) == "onednn_bf16" and host_has_amx_bf16():
+        return False
+    return not (matmul_path(m, k, n, fmt).startswith("onednn") and k > ONEDNN_MAX_K)
 
 
 def torch_cpu_matmul(a, b, fmt, *, bias=None):
     """torch.mm(a, b) (and ``torch.nn.functional.linear(x, w, bias)`` as
     ``a = x``, ``b = w.T`` -- pass the transposed view: the kernel depends on
     the memory layout of ``b``) of 2-D encodings of ``fmt`` (fp16 or bf16) on torch
-    2.13 CPU with m, n >= 2: see `matmul_path`. ``bias``: encodings of ``fmt``
+    2.13 CPU with m, n >= 2: see `matmul_path` (the oneDNN bfloat16 path as it
+    runs on avx512_bf16 without AMX tiles; the half path as this CPU takes it). ``bias``: encodings of ``fmt``
     broadcast over the rows (shape (n,)). Returns encodings of ``fmt``. Bit-exact
     where `matmul_claimed` says so; past that (bfloat16, m*n*k > 4096, k > 4096)
     the k chunking of `onednn_k_block` is extrapolated, not probed."""
@@ -224,6 +291,8 @@ def torch_cpu_matmul(a, b, fmt, *, bias=None):
         path = matmul_path(m, k, n, f, ta, tb)
         if path == "onednn_bf16":
             acc = _dpbf16_dot(Av, Bv, C0, a_kmajor=tb)
+        elif path == "onednn_fp16":
+            acc = _onednn_fp16_dot(Av, Bv, C0, a_kmajor=tb)
         elif path == "dot":
             acc = _fp16_dot(Av, Bv, C0)
         elif path == "sequential":
