@@ -10,6 +10,7 @@ bits from the element index).
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from . import config
@@ -74,10 +75,31 @@ def run_chunks_each(kernel, n: int, *args, cost: int = 1, chunk_args=None) -> li
         chunk_args = lambda k, lo, hi: args  # noqa: E731
     if len(spans) == 1:
         return [(0, int(kernel(0, n, *chunk_args(0, 0, n))))]
+    # The calling thread and num_threads() - 1 pool threads take the chunks in
+    # turn: the calling thread starts at once, so a pool thread that is slow to
+    # wake (an idle core, or a virtual CPU the host has halted) costs only the
+    # chunks it would have taken, not a wait before the first one.
+    results = [0] * len(spans)
+    todo = iter(range(len(spans)))
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                k = next(todo, None)
+            if k is None:
+                return
+            lo, hi = spans[k]
+            results[k] = int(kernel(lo, hi, *chunk_args(k, lo, hi)))
+
     pool = _get_pool(num_threads())
-    futs = [(lo, pool.submit(kernel, lo, hi, *chunk_args(k, lo, hi)))
-            for k, (lo, hi) in enumerate(spans)]
-    return [(lo, int(f.result())) for lo, f in futs]
+    futs = [pool.submit(work) for _ in range(min(num_threads(), len(spans)) - 1)]
+    try:
+        work()
+    finally:
+        for f in futs:
+            f.result()
+    return [(lo, results[k]) for k, (lo, _) in enumerate(spans)]
 
 
 def chunk_count(n: int, cost: int = 1) -> int:

@@ -63,6 +63,15 @@ def lut_chunk(lo, hi, codes, l0, l1, l2, o0, o1, o2):
 
 
 @njit(cache=True, nogil=True)
+def decode_ieee_chunk(lo, hi, bits, sig, exp, cls, E, M):
+    """`decode_chunk` for an IEEE format (binary32: too wide for a table) by
+    `dec_ieee`, which decodes IEEE encodings as `dec_term` does."""
+    for i in range(lo, hi):
+        cls[i], sig[i], exp[i] = dec_ieee(bits[i], E, M)
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def decode_values_chunk(lo, hi, bits, val, exp0, cls, E, M, bias, kind, P2):
     """Decode encodings [lo, hi) for `fdpa_fast_chunk`: ``val`` the value
     (float64, exact; 0 for infinities and NaNs, whose outputs the reference

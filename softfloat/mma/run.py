@@ -62,6 +62,9 @@ def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
         run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
         return sig, exp, cls
     E, M, bias, kind = fmt.params
+    if fmt.kind == "ieee" and fmt.bias == (1 << (E - 1)) - 1 and not sign_off:
+        run_chunks(KM.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
+        return sig, exp, cls
     run_chunks(KM.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
     return sig, exp, cls
 
@@ -138,32 +141,43 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
                         for x in (Bv, Be0, Bcl))
     ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
     ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
-    if has_c:
-        C = C3.reshape(nbt, m, n)
-        if npad != n:
-            C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
-        C = C.reshape(-1)
-        cspec = np.empty(C.size, np.uint8)
-    else:
-        C, cspec = np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
+    C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     Ec, Mc = model.c_fmt.ebits, model.c_fmt.mbits
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
         KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
         ZB.reshape(-1), m, npad, Kp, C, Ec, Mc, cspec, has_c, outp, L, model.frac_bits,
         model.e_zero, rne, p, emin, Eo, Mo, KM.POW2)
+    rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
+    cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
+    return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
+
+
+def _c_block_args(model, C3, has_c, nbt, m, n, npad):
+    """c's encodings for the fast kernels, the rows padded to npad columns, and
+    the array in which the kernel marks an infinite or NaN c."""
+    if not has_c:
+        return np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
+    C = C3.reshape(nbt, m, n)
+    if npad != n:
+        C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
+    C = C.reshape(-1)
+    return C, np.empty(C.size, np.uint8)
+
+
+def _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad):
+    """After a fast kernel: its padded output ``outp`` into ``out``; returns the
+    flat indices of the outputs the reference kernel redoes: rows ``rs`` (nb,
+    m) and padded columns ``cs`` (nb, npad) with an infinite or NaN operand (or
+    scale), and the outputs whose c the kernel marked (``anyc``: any)."""
     if npad != n:
         out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
-        Bcl = Bcl.reshape(nbt, Kp, npad)[:, :, :n]
-        if anyc:
-            cspec = cspec.reshape(nbt, m, npad)[:, :, :n]
-    rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
-    cs = (Bcl.reshape(nbt, Kp, n) != 0).any(1)
+    cs = cs[:, :n]
     if not (anyc or rs.any() or cs.any()):
         return np.zeros(0, np.int64)
     sp = rs[:, :, None] | cs[:, None, :]
     if anyc:
-        sp = sp | (cspec.reshape(sp.shape) != 0)
+        sp = sp | (cspec.reshape(nbt, m, npad)[:, :, :n] != 0)
     return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
 
 
@@ -224,14 +238,7 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
     if npad != n:
         SBv = np.pad(SBv.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
         SBx = np.pad(SBx.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
-    if has_c:
-        C = C3.reshape(nbt, m, n)
-        if npad != n:
-            C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
-        C = C.reshape(-1)
-        cspec = np.empty(C.size, np.uint8)
-    else:
-        C, cspec = np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
+    C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
         KM.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
@@ -239,19 +246,10 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
         npad, K, nsb, C, model.c_fmt.ebits, model.c_fmt.mbits, cspec, has_c, outp,
         model.chunk, G, model.scale_block, model.frac_bits, model.e_zero, p, emin, Eo, Mo,
         KM.POW2)
-    if npad != n:
-        out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
-        Bcl = Bcl.reshape(nbt, K, npad)[:, :, :n]
-        if anyc:
-            cspec = cspec.reshape(nbt, m, npad)[:, :, :n]
     rs = (Acl.reshape(nbt, m, K) != 0).any(-1) | SAn.reshape(nbt, m, nsb).any(-1)
-    cs = (Bcl.reshape(nbt, K, n) != 0).any(1) | SBn.reshape(nbt, nsb, n).any(1)
-    if not (anyc or rs.any() or cs.any()):
-        return np.zeros(0, np.int64)
-    sp = rs[:, :, None] | cs[:, None, :]
-    if anyc:
-        sp = sp | (cspec.reshape(sp.shape) != 0)
-    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
+    cs = (Bcl.reshape(nbt, K, npad) != 0).any(1)
+    cs[:, :n] |= SBn.reshape(nbt, nsb, n).any(1)
+    return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
 
 
 def _values(bits: np.ndarray, fmt: Format, dtype) -> np.ndarray:
