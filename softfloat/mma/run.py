@@ -101,15 +101,16 @@ def _fast_fits(model) -> bool:
             and model.frac_bits + 2 + int(model.chunk + 1).bit_length() <= 53)
 
 
-def _apply_scales(v, e0, cls, s, blk):
-    """Fold e8m0 block scales into decoded operands: v (nb, rows, Kp) values,
-    e0 their exponents, s (nb, rows, Kp // blk) scale codes; values times
-    2**(s - 127), exponents plus s - 127 (zeros stay at NO_EXP); a NaN scale
-    (0xFF) marks its elements as NaN operands."""
-    sx = np.repeat(s.astype(np.int32) - 127, blk, axis=-1).reshape(-1)
+def _apply_scales(v, e0, cls, s):
+    """Fold e8m0 block scales into decoded operands (flat v values, e0
+    exponents, cls classes): ``s`` the scale code of each element, in their
+    layout; values times 2**(s - 127), exponents plus s - 127 (zeros stay at
+    NO_EXP); a NaN scale (0xFF) marks its elements as NaN operands."""
+    s = s.reshape(-1)
+    sx = s.astype(np.int32) - 127
     v *= np.ldexp(1.0, sx)
     e0 += np.where(e0 == KM.NO_EXP, np.float32(0), sx.astype(np.float32))
-    cls |= (np.repeat(s, blk, axis=-1).reshape(-1) == 0xFF).astype(np.uint8) * np.uint8(2)
+    cls |= (s == 0xFF).astype(np.uint8) * np.uint8(2)
 
 
 def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emin, Eo, Mo,
@@ -130,15 +131,11 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
     Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
     if scales is not None:
         blk = model.scale_block
-        sb = scales[1]
+        sb = np.swapaxes(scales[1], 1, 2)                   # (nb, nsb, n)
         if npad != n:
-            sb = np.pad(sb, ((0, 0), (0, npad - n), (0, 0)), constant_values=127)
-        _apply_scales(Av, Ae0, Acl, scales[0], blk)
-        Bv, Be0, Bcl = (np.ascontiguousarray(np.swapaxes(x.reshape(nbt, Kp, npad), 1, 2))
-                        for x in (Bv, Be0, Bcl))
-        _apply_scales(Bv.reshape(-1), Be0.reshape(-1), Bcl.reshape(-1), sb, blk)
-        Bv, Be0, Bcl = (np.ascontiguousarray(np.swapaxes(x, 1, 2)).reshape(-1)
-                        for x in (Bv, Be0, Bcl))
+            sb = np.pad(sb, ((0, 0), (0, 0), (0, npad - n)), constant_values=127)
+        _apply_scales(Av, Ae0, Acl, np.repeat(scales[0], blk, axis=-1))
+        _apply_scales(Bv, Be0, Bcl, np.repeat(sb, blk, axis=1))
     ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
     ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
     C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)

@@ -73,14 +73,11 @@ def _onednn_fp16_dot(A, B, C0, a_kmajor=False):
     in k order, in k chunks of `onednn_fp16_k_block` whose sums are added in
     order; the bias is added last in float32. (fp16 products and their sums
     never reach float32's subnormal range, so a flush would change nothing.)"""
-    m, k = A.shape
-    n = B.shape[1]
+    k = A.shape[1]
     kb = onednn_fp16_k_block(k, a_kmajor)
     acc = None
     for s0 in range(0, k, kb):
-        part = np.zeros((m, n))
-        for q in range(s0, min(k, s0 + kb)):
-            part = _f32(part + A[:, q, None] * B[None, q, :])
+        part = _seq_dot(A[:, s0:s0 + kb], B[s0:s0 + kb], None)
         acc = part if acc is None else _f32(acc + part)
     if C0 is not None:
         acc = _f32(C0 + acc)
