@@ -64,11 +64,15 @@ def run_shard(task: dict) -> dict:
     flags_checked = None
     stats = _new_stats()
     cand = [_new_stats() for _ in settings] if settings else None
+    finished = False
     try:
         for s in range(lo, hi, BLOCK):
             e = min(hi, s + BLOCK)
             ops = sp.chunk(s, e)
-            got, gotf = sess(ops, s)
+            # the implementation gets copies: one that computes in place on its
+            # operands (np.add(x, y, out=x)) changes neither the library's
+            # operands nor the caller's arrays
+            got, gotf = sess(tuple(x.copy() for x in ops), s)
             flags_checked = (gotf is not None) if flags_checked is None else \
                 (flags_checked and gotf is not None)
             if settings:
@@ -91,8 +95,9 @@ def run_shard(task: dict) -> dict:
             _keep(mism, rng, a, g, gf, p, cap_m)
             a, g, gf, p = take(good)
             _keep(match, rng, a, g, gf, p, cap_k)
+        finished = True
     finally:
-        sess.close()
+        _end_session(sess, finished)
     res = {"format_version": SW.SHARD_FORMAT, "verify_format": VERIFY_FORMAT,
            "shard": int(task["shard"]), "shards": int(task["shards"]), "lo": int(lo),
            "hi": int(hi), "cases": int(n), "seconds": round(time.perf_counter() - t0, 3),
@@ -104,6 +109,20 @@ def run_shard(task: dict) -> dict:
     res.update(mismatches=n1 + n2, bits_mismatches=n1, flag_mismatches=n2, examples=[],
                stats=stats, kept_mismatches=_store_json(mism), kept_matches=_store_json(match))
     return res
+
+
+def _end_session(sess, finished):
+    """Close a session after its last block; after an error or an interrupt,
+    stop it at once (an SFV1 program is killed, not waited for) without hiding
+    the exception on its way."""
+    if finished:
+        sess.close()
+        return
+    stop = getattr(sess, "abort", None) or sess.close
+    try:
+        stop()
+    except Exception:       # noqa: BLE001  (the exception in flight is the news)
+        pass
 
 
 # ---------------------------------------------------------------------------
@@ -268,6 +287,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     if isinstance(nsh, bool) or not isinstance(nsh, (int, np.integer)) or nsh < 1:
         raise ValueError(f"shards must be a positive integer, got {shards!r}")
     nsh = int(nsh)
+    SW.check_sizes(sp.total, nsh, None, o.describe())
     if out:
         SW.check_writable(out)
     keep_all = sp.total <= KEEP_ALL
