@@ -60,7 +60,7 @@ def run_shard(task: dict) -> dict:
     cap_m, cap_k = task["keep"]
     rng = np.random.default_rng([int(task["seed"]), 0xD1A6, int(task["shard"])])
     mism, match = _empty_store(op.nops), _empty_store(op.nops)
-    n = n1 = n2 = 0
+    n = n1 = n2 = nn = 0
     flags_checked = None
     stats = _new_stats()
     cand = [_new_stats() for _ in settings] if settings else None
@@ -83,12 +83,16 @@ def run_shard(task: dict) -> dict:
             mk = {}
             _add_stats(stats, block_stats(op, ops, got, gotf, base, check_nan, case0=s,
                                           masks=mk))
-            same, full = mk["same"], mk["full"]
+            same, full, nd = mk["same"], mk["full"], mk["nan_diff"]
             n += got.size
             n1 += int(np.count_nonzero(~same))
             n2 += int(np.count_nonzero(same & ~full))
-            bad = np.flatnonzero(~full)
-            good = np.flatnonzero(full)
+            nn += int(np.count_nonzero(nd))
+            # the diagnosis material keeps NaN results of other bits with the
+            # mismatches (whether they count or not): the NaN rule is diagnosed
+            strict = full & ~nd
+            bad = np.flatnonzero(~strict)
+            good = np.flatnonzero(strict)
             take = lambda idx: ([o[idx] for o in ops], got[idx],
                                 None if gotf is None else gotf[idx], s + idx)
             a, g, gf, p = take(bad)
@@ -107,7 +111,7 @@ def run_shard(task: dict) -> dict:
                    candidates=cand)
         return res
     res.update(mismatches=n1 + n2, bits_mismatches=n1, flag_mismatches=n2, examples=[],
-               stats=stats, kept_mismatches=_store_json(mism), kept_matches=_store_json(match))
+               nan_differences=nn, stats=stats, kept_mismatches=_store_json(mism), kept_matches=_store_json(match))
     return res
 
 
@@ -134,7 +138,10 @@ class Report:
     ``flag_differences`` (``"inexact missing"``: count), ``first_mismatches``
     (case, operands, expected, got, flags, class), ``diagnosis`` (see
     `softfloat.verify.diagnosis`), ``flags_checked`` (False: the
-    implementation reports no flags; results only)."""
+    implementation reports no flags; results only), ``check_nan`` (NaN result
+    bits compared; False, the default: any NaN for a NaN, as TestFloat),
+    ``nan_differences`` (NaN results whose bits differ from the library's NaN,
+    counted as mismatches only with ``check_nan``)."""
     op: str
     format: str
     rounding: str
@@ -150,7 +157,8 @@ class Report:
     first_mismatches: list = dataclasses.field(default_factory=list)
     diagnosis: dict = dataclasses.field(default_factory=dict)
     flags_checked: bool = True
-    check_nan: bool = True
+    check_nan: bool = False
+    nan_differences: int = 0
     exhaustive: bool = False
     shards: int = 1
     seconds: float = 0.0
@@ -188,10 +196,25 @@ class Report:
                          f"[{e['class']}]")
         if self.diagnosis:
             lines.append("diagnosis: " + self.diagnosis.get("summary", ""))
+        nr = (self.diagnosis or {}).get("nan_rule")
+        if nr:
+            line = f"NaN results: {nr['description']}"
+            if self.nan_differences:
+                line += (f"; {self.nan_differences:,} NaN results differ from the library's "
+                         f"nan={_nan_word(self.policies.get('nan'))} in their bits"
+                         + ("" if self.check_nan else " (not counted: any NaN is accepted "
+                            "for a NaN; check_nan=True / --check-nan counts them)"))
+            lines.append(line)
         return "\n".join(lines)
 
     def __str__(self):
         return self.summary()
+
+
+def _nan_word(v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return f"{int(v):#x}"
+    return str(v)
 
 
 def _json_default(o):
@@ -223,7 +246,7 @@ def _space_key(space):
 
 def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0,
            shards=None, jobs=1, out=None, resume=False, backend="process", scheduler=None,
-           check_nan=True, diagnose=True, max_examples=20, progress=False, **policies) -> Report:
+           check_nan=False, diagnose=True, max_examples=20, progress=None, **policies) -> Report:
     """Check an implementation of ``op`` on ``fmt`` against the library.
 
     Parameters
@@ -246,7 +269,11 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         cases), worker processes, a directory for shard files and the report,
         reuse of verified shard files, ``"process"`` or ``"dask"``.
     check_nan : bool
-        Compare NaN results bit for bit (default); False accepts any NaN for a NaN.
+        Count NaN results whose bits differ from the library's NaN as
+        mismatches. Default False: any NaN is accepted for a NaN, as in
+        TestFloat; either way the report says which NaN rule the
+        implementation follows (``diagnosis["nan_rule"]``) and how many NaN
+        results differ (``nan_differences``).
     diagnose : bool
         Search the policies for the setting that explains the implementation.
     **policies
@@ -313,6 +340,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     rep.mismatches = sum(r["mismatches"] for r in results)
     rep.bits_mismatches = sum(r["bits_mismatches"] for r in results)
     rep.flag_mismatches = sum(r["flag_mismatches"] for r in results)
+    rep.nan_differences = sum(r.get("nan_differences", 0) for r in results)
     rep.flags_checked = all(r["flags_checked"] for r in results)
     stats = _new_stats()
     for r in results:
@@ -345,7 +373,9 @@ def _confirm(task0, settings, nsh, total, out, name, resume, jobs, backend, sche
     rep.passes = 2
     t = dict(task0)
     t["settings"] = [dict(s) for s in settings]       # NanRule values stay NanRules
-    t["config"] = dict(task0["config"], confirm=[_jsonable(s) for s in settings])
+    t["check_nan"] = True                             # the diagnosis compares NaN bits
+    t["config"] = dict(task0["config"], confirm=[_jsonable(s) for s in settings],
+                       nan_bits=True)
     res = _run_pass(t, nsh, total, out, name + ".confirm", resume, jobs, backend, scheduler,
                     progress, "verify (diagnosis: confirming on every case)")
     per = [_new_stats() for _ in settings]
