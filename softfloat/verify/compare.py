@@ -124,6 +124,9 @@ def setting_label(setting: dict, op: Op | None = None) -> str:
 
 
 def _show(v):
+    from ..specialize import NanRule
+    if isinstance(v, NanRule):
+        return f"NanRule({v.mode!r}" + (f", {v.pattern!r})" if v.pattern is not None else ")")
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return f"{int(v):#x}"
     return repr(v) if isinstance(v, str) else str(v)
