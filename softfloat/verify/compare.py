@@ -153,7 +153,7 @@ def keywords(setting: dict, op: Op) -> dict:
 def classify_mismatches(op: Op, ops, exp, expf, got, gotf, setting, check_nan):
     """(class, detail) arrays for mismatching cases (arrays: those cases only),
     by `softfloat.testfloat.verify`'s classifier with this op's alternatives."""
-    from ..testfloat.verify import _classify
+    from ..testfloat import classify_mismatches as _tf_classify
     z = op.result if op.result != "class" else "bool"
     fn = SimpleNamespace(result=z, rounds=op.rounds, name=op.name)
     r = setting.get("rounding", "nearest_even")
@@ -172,7 +172,7 @@ def classify_mismatches(op: Op, ops, exp, expf, got, gotf, setting, check_nan):
             return evaluate(op, ops, s)
         except (ValueError, TypeError):
             return None
-    return _classify(fn, ops, exp, expf, got, gotf, o, check_nan, alt=alt)
+    return _tf_classify(fn, ops, exp, expf, got, gotf, o, check_nan, alt=alt)
 
 
 def _hex(v, bits):

@@ -19,15 +19,12 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
 from collections import Counter
 
 import numpy as np
 
 from .. import sweep as SW
-from ..sweep.backends import _Progress, _builtin_names
-from ..sweep.files import _seal, _shard_path, _write_json
 from ..rounding import Rounding, get_rounding
 from .impls import as_impl
 from .ops import DEFAULTS, Op, get_op, normalize_policies
@@ -306,15 +303,9 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     sp = make_space(o, space, seed)
     if sp.total == 0:
         raise ValueError("the space has no cases")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    if backend not in ("process", "dask"):
-        raise ValueError(f"backend must be 'process' or 'dask', got {backend!r}")
-    nsh = max(1, sp.total >> 24) if shards is None else shards
-    if isinstance(nsh, bool) or not isinstance(nsh, (int, np.integer)) or nsh < 1:
-        raise ValueError(f"shards must be a positive integer, got {shards!r}")
-    nsh = int(nsh)
-    SW.check_sizes(sp.total, nsh, None, o.describe())
+    nsh = SW.check_run_args(jobs=jobs, backend=backend,
+                            shards=max(1, sp.total >> 24) if shards is None else shards,
+                            total=sp.total, what=o.describe())
     if out:
         SW.check_writable(out)
     keep_all = sp.total <= KEEP_ALL
@@ -325,7 +316,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
            "space": _jsonable(_space_key(space)), "seed": int(seed), "shards": nsh,
            "impl": _impl_name(impl_spec), "check_nan": bool(check_nan)}
     name = _run_name(o, mode, cfg)
-    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in _builtin_names() else o.fmt.name,
+    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in SW.builtin_names() else o.fmt.name,
              "space": space, "seed": seed, "impl": impl_spec, "shards": nsh,
              "setting": setting, "check_nan": bool(check_nan), "keep": keep, "config": cfg}
     results = _run_pass(task0, nsh, sp.total, out, name, resume, jobs, backend, scheduler,
@@ -364,7 +355,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
                                       backend, scheduler, progress, rep))
     rep.seconds = round(time.perf_counter() - t0, 3)
     if out:
-        _write_json(os.path.join(out, name + ".json"), rep.to_dict())
+        SW.write_json(os.path.join(out, name + ".json"), rep.to_dict())
     return rep
 
 
@@ -422,36 +413,22 @@ def _run_name(o: Op, mode, cfg):
 
 def _run_pass(task0, nsh, total, out, name, resume, jobs, backend, scheduler, progress,
               label):
-    results, todo = [], []
+    """One pass over every shard on the sweep's shard engine
+    (`softfloat.sweep.run_shards`): shard files reused with ``resume``."""
+    if (jobs > 1 or backend == "dask") and not _picklable(task0["impl"]):
+        raise ValueError("jobs > 1 and the Dask backend need an implementation that can "
+                         "be sent to another process: a 'module:function' or "
+                         "'exec:COMMAND' string, or a module-level function")
     cfg = _jsonable(task0["config"])
-    for k in range(nsh):
-        path = _shard_path(out, name, k) if out else None
-        lo, hi = SW.shard_range(k, nsh, total)
-        if resume and path and os.path.exists(path):
-            try:
-                results.append(SW.verify_shard_file(path, k, cfg, lo, hi, hi - lo))
-                continue
-            except SW.ShardFileError as exc:
-                if getattr(exc, "other_settings", False):
-                    raise
-                print(f"warning: {exc}; recomputing shard {k}", file=sys.stderr)
-        t = dict(task0, shard=k, config=cfg)
-        todo.append((t, path))
-    bar = _Progress(label, int(sum(SW.shard_range(t["shard"], nsh, total)[1]
-                                   - SW.shard_range(t["shard"], nsh, total)[0]
-                                   for t, _ in todo)), progress)
 
-    def done(r):
-        bar.add(r["cases"])
-        results.append(r)
-    if todo:
-        if (jobs > 1 or backend == "dask") and not _picklable(task0["impl"]):
-            raise ValueError("jobs > 1 and the Dask backend need an implementation that can "
-                             "be sent to another process: a 'module:function' or "
-                             "'exec:COMMAND' string, or a module-level function")
-        SW.run_parallel(_shard_job, [(t, p) for t, p in todo], jobs=jobs, backend=backend,
-                        scheduler=scheduler, on_result=done)
-    bar.close()
+    def expected(k):
+        lo, hi = SW.shard_range(k, nsh, total)
+        return lo, hi, hi - lo
+    results, _ = SW.run_shards(run_shard, range(nsh), lambda k: (dict(task0, shard=k,
+                                                                      config=cfg),),
+                               expected=expected, out=out, name=name, cfg=cfg, resume=resume,
+                               jobs=jobs, backend=backend, scheduler=scheduler,
+                               progress=progress, label=label)
     return results
 
 
@@ -462,11 +439,3 @@ def _picklable(obj):
         return True
     except Exception:       # noqa: BLE001  (anything pickle refuses)
         return False
-
-
-def _shard_job(task, path):
-    """One shard, sealed (checksummed) and written to ``path`` when given."""
-    r = _seal(run_shard(task))
-    if path:
-        _write_json(path, r)
-    return r
