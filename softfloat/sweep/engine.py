@@ -19,8 +19,8 @@ import numpy as np
 from .. import sweep_oracles as O
 from ..rounding import Rounding, get_rounding
 from .backends import Progress, _run_dask, _run_pool, builtin_names
-from .files import (SHARD_FORMAT, _name, check_writable, seal, split_resumed, store_report,
-                    write_json)
+from .files import (SHARD_FORMAT, ShardFileError, _name, check_writable, seal, shard_path,
+                    split_resumed, store_report, verify_shard_file, write_json)
 from .shards import check_run_args
 from .spaces import (Space, _compact_space, _default_shards, _sample_indices, _space_kw,
                      require, shard_range)
@@ -214,6 +214,21 @@ def _worker(k, op, fname, mode, kw, path):
     return r
 
 
+def _merge_earlier(results, out, name, shards, cfg, expected, notes):
+    """Add to ``results`` the shards of this run that were not run now but whose
+    files in ``out`` verify (earlier ``shard_ids`` runs): the report covers
+    every shard done so far. Files that do not verify are left out, with a note."""
+    have = {r["shard"] for r in results}
+    for k in range(shards):
+        path = shard_path(out, name, k)
+        if k in have or not os.path.exists(path):
+            continue
+        try:
+            results.append(verify_shard_file(path, k, cfg, *expected(k)))
+        except ShardFileError as exc:
+            notes.append(f"{exc}: not merged")
+
+
 def dask_shard(k, op, fname, mode, kw, path):
     """One shard on a Dask worker: run it, write its verified file to ``path`` (a
     directory the workers share), return the result."""
@@ -260,7 +275,10 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     progress : bool
         Progress bar on stderr.
     shard_ids : iterable of int, optional
-        Run only these shards (the report then says ``exhaustive: false``).
+        Run only these shards. With ``out``, the files of the run's other shards
+        that verify (earlier runs of other ids) are merged into the report; the
+        shards still missing are listed in ``missing_shards`` and the report
+        says ``exhaustive: false`` until every shard is done.
     a, b, c : operand sets, optional
         A sub-space (see `parse_values`): ``c=0x3c00`` fixes c, ``a="0x3c00-0x3cff"``...
     c_family : {"cancel", "cancel4"}, optional
@@ -352,8 +370,14 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         _run_pool(_worker, [(k, op, fname, mode.label, kw, path) for k, path in todo], jobs,
                   done)
     bar.close()
+    if out and shard_ids is not None:
+        _merge_earlier(results, out, name, shards, cfg, lambda k: (
+            *shard_range(k, shards, total), size(k)), notes)
     rep = merge_shards(results, max_examples=max_examples)
     rep["exhaustive"] = sample is None and len(results) == shards and not sw
+    missing = sorted(set(range(shards)) - {r["shard"] for r in results})
+    if missing:
+        rep["missing_shards"] = missing
     rep["wall_seconds"] = round(time.perf_counter() - t0, 3)
     rep["jobs"] = int(jobs)
     rep["backend"] = backend
