@@ -195,3 +195,17 @@ def test_signal_while_the_program_is_stuck(tmp_path, sig):
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_progress_is_shown_by_default_on_long_runs(monkeypatch, capsys):
+    from softfloat.sweep import backends
+    impl = lambda a, b: sf.add(a, b, "fp16", return_flags=True)     # noqa: E731
+    sf.verify(impl, "add", "fp16", space=3000, progress=False)       # compiled, warm
+    sf.verify(impl, "add", "fp16", space=3000, shards=3)
+    assert capsys.readouterr().err == ""          # short run, not a terminal: silent
+    monkeypatch.setattr(backends, "AUTO_AFTER", 0.0)
+    sf.verify(impl, "add", "fp16", space=3000, shards=3)
+    err = capsys.readouterr().err
+    assert "verify add fp16 nearest_even" in err and "3,000/3,000" in err
+    sf.verify(impl, "add", "fp16", space=3000, shards=3, progress=False)
+    assert capsys.readouterr().err == ""
