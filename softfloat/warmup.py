@@ -10,7 +10,8 @@ arrays:
   mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
   kernel per mode: nearest-even and one other mode each), fma of fp16;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation; the torch CPU
-  models (``platform="torch_cpu"``);
+  models (``platform="torch_cpu"``); ``sf.verify`` with its diagnosis as
+  docs/verify.md calls it;
 * ``--all``: every kernel and signature the library dispatches to (every host
   dtype and storage dtype, every operation, fp16/bf16 arithmetic in every mode,
   every accumulation model), and the
@@ -121,7 +122,30 @@ def _common():
     # block-scaled units (tcgen05 mxf8f6f4, mxf4, mxf4nvf4): the fast fdpa and
     # grouped kernels, and their references for an output with an infinite c
     t.append(("matrix units block-scaled (b200 mxfp8, mxfp4, nvfp4)", _block_scaled_units))
+    t.append(("verify fp16 mul and add with the diagnosis (docs/verify.md)", _verify))
     return t
+
+
+def _verify():
+    """sf.verify as docs/verify.md and the README call it: a truncating fp16
+    multiplier and NumPy's float16 add over TestFloat's level-1 cases, the
+    classification and the diagnosis (every rounding mode, the policies and the
+    double rounding through fp32 on the general kernels)."""
+    import softfloat as sf
+
+    def my_mul(a, b):
+        with np.errstate(all="ignore"):
+            x = a.view(np.float16).astype(np.float64) * b.view(np.float16).astype(np.float64)
+            r = x.astype(np.float16)
+            r = np.where(np.abs(r.astype(np.float64)) > np.abs(x),
+                         np.nextafter(r, np.float16(0)), r)
+        return r.view(np.uint16)
+
+    def np_add(a, b):
+        with np.errstate(all="ignore"):
+            return (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+    sf.verify(my_mul, "mul", "fp16", space="level1", progress=False)
+    sf.verify(np_add, "add", "fp16", space="level1", progress=False)
 
 
 def _block_scaled_units():
@@ -301,7 +325,7 @@ _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
 _WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12,
-           "nn": 20}
+           "nn": 20, "verify": 10}
 _WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
                 for m in ("nearest_away", "toward_zero", "upward", "downward", "odd")})
 
@@ -323,6 +347,8 @@ def group_of(name: str) -> str:
         return "mx"
     if name.startswith("sweep"):
         return "sweep"
+    if name.startswith("verify"):
+        return "verify"
     if name.startswith("eft"):
         return name                   # its own kernels (one per op of that mode)
     return "arith"
