@@ -7,7 +7,7 @@ Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
 from . import _jitcache
 _jitcache.install()   # before any kernel module: numba picks the cache place at decoration
 
-from .context import Context, getcontext, localcontext, setcontext
+from .context import Context, Policy, getcontext, localcontext, setcontext
 from .conversions import convert, from_bits, quantize, to_bits
 from .flags import Flags, flag_names
 from .formats import (BF16, E8M0, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E4M3FNUZ,
@@ -29,7 +29,7 @@ _startup.prepare()    # numba's one-time compiler set-up now, not in the first k
 # Every public name, built from the submodules' own lists so that a name added
 # there is exported here too (tests/test_public_api.py checks both directions).
 __all__ = [
-    "Context", "getcontext", "setcontext", "localcontext",
+    "Context", "Policy", "getcontext", "setcontext", "localcontext",
     "to_bits", "from_bits", "quantize", "convert",
     "Flags", "flag_names",
     "Format", "formats", "get_format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2",
