@@ -4,6 +4,9 @@ fp8, tf32 and custom formats) in every rounding mode, with IEEE flags.
 Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
 **values** (float64 arrays holding exactly representable values).
 """
+from . import _cli_start
+if _cli_start.starting_command():
+    _cli_start.begin()   # `python -m ...`: Ctrl-C or a junk switch now is one line, 130 or 2
 from . import _jitcache
 _jitcache.install()   # before any kernel module: numba picks the cache place at decoration
 

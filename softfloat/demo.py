@@ -47,8 +47,11 @@ def main(argv=None) -> int:
     p.add_argument("--rounding", default="nearest_even", metavar="MODE",
                    help=f"rounding mode, one of {', '.join(ROUNDING_MODES)} or an alias "
                         f"such as rtz (default: nearest_even)")
-    p.add_argument("--seed", type=int, default=0, help="random source of stochastic rounding")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed (>= 0) of the random source of stochastic rounding")
     a = p.parse_args(argv)
+    if a.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {a.seed}")
     try:
         fmt = None if a.format is None else get_format(a.format)
         mode = get_rounding(a.rounding)

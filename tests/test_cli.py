@@ -239,3 +239,39 @@ def test_warmup_common_set_covers_the_documented_calls():
     for words in ("stochastic", "block-FMA presets", "MXFP8/MXFP4/NVFP4", "nn training"):
         assert words in names
     assert warmup.group_of("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)") == "nn"
+
+
+# ---------------------------------------------------------------------------
+# every command ends in one line and 0/1/2/130
+def _cmd(args, env_extra=None, **kw):
+    env = dict(ENV, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m"] + args, cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+@pytest.mark.parametrize("var", ["SOFTFLOAT_HW", "SOFTFLOAT_SWEEP_SIMD"])
+def test_a_junk_switch_is_one_line_and_status_2(var):
+    p = _cmd(["softfloat", "demo", "1.0"], {var: "maybe"})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and var in p.stderr and "Traceback" not in p.stderr
+
+
+def test_demo_refuses_a_negative_seed(capsys):
+    assert demo.main(["1.1", "--rounding", "stochastic", "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--seed" in err
+
+
+@pytest.mark.parametrize("delay", [0.2, 1.0])
+def test_ctrl_c_early_in_a_command_is_one_line_and_status_130(delay):
+    import signal
+    import time
+    p = subprocess.Popen([sys.executable, "-m", "softfloat", "demo"], cwd=ROOT, env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=600)
+    if p.returncode == 0 and "rounding:" in out:
+        pytest.skip("the command finished before the signal")
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "interrupted" in err
