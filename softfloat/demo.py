@@ -37,7 +37,10 @@ EXAMPLES = [
 
 @command("python -m softfloat demo")
 def main(argv=None) -> int:
-    p = Parser(prog="python -m softfloat demo", description=__doc__)
+    p = Parser(prog="python -m softfloat demo",
+               description="The worked examples of how values round into fp16 and bf16 "
+                           "(and fp8): each value, the value it rounds to, its encoding in "
+                           "hex and as sign, exponent and fraction fields, and the flags.")
     p.add_argument("values", nargs="*", type=float,
                    help="values to round (default: the worked examples)")
     p.add_argument("--format", default=None, metavar="FMT",

@@ -275,3 +275,10 @@ def test_ctrl_c_early_in_a_command_is_one_line_and_status_130(delay):
         pytest.skip("the command finished before the signal")
     assert p.returncode == 130, err
     assert "Traceback" not in err and err.strip().count("\n") == 0 and "interrupted" in err
+
+
+def test_demo_help_is_plain_text(capsys):
+    with pytest.raises(SystemExit):
+        demo.main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "`" not in out and "worked examples" in out
