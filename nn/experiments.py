@@ -593,6 +593,15 @@ def _accumulation_figure(plt, acc_rows):
 
 
 @command("python -m nn.experiments")
+def order_note(order: str) -> str:
+    """The closing line on the matrix products' accumulation order."""
+    note = (f"matrix products: fp32 accumulation in order {order!r} unless a run names a "
+            f"tensor core or a narrow accumulator")
+    if order == "sequential":
+        return note + " (the exact model)"
+    return note + " (rerun with --order sequential for the exact model)"
+
+
 def main(argv=None):
     ap = Parser(prog="python -m nn.experiments", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer epochs (under a minute on 2 cores)")
@@ -689,9 +698,7 @@ def main(argv=None):
               f"{a['below_2^-24']:.1%} of activation gradients are below 2^-24 "
               f"({w['below_2^-14']:.1%} / {a['below_2^-14']:.1%} below 2^-14; "
               f"Micikevicius et al. 2018 report about 5% of weight gradients below 2^-24)")
-    print(f"\nmatrix products: fp32 accumulation in order {args.order!r} unless a run names "
-          f"a tensor core or a narrow accumulator (rerun with --order sequential for the "
-          f"exact model)")
+    print("\n" + order_note(args.order))
     total = time.perf_counter() - t0
     print(f"\ntotal {total:.1f} s")
     out = {"records": records, "accumulation_error": acc_rows, "quick": args.quick,

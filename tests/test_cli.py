@@ -282,3 +282,8 @@ def test_demo_help_is_plain_text(capsys):
         demo.main(["--help"])
     out = capsys.readouterr().out
     assert "``" not in out and "`" not in out and "worked examples" in out
+
+
+def test_experiments_advise_sequential_order_only_when_not_already_used():
+    assert "rerun with --order sequential" in E.order_note("blas")
+    assert "rerun" not in E.order_note("sequential")
