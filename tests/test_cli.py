@@ -287,3 +287,19 @@ def test_demo_help_is_plain_text(capsys):
 def test_experiments_advise_sequential_order_only_when_not_already_used():
     assert "rerun with --order sequential" in E.order_note("blas")
     assert "rerun" not in E.order_note("sequential")
+
+
+def test_loss_curves_and_gradient_histogram_are_readable(tmp_path):
+    # a grid, not a 5:1 strip; coinciding curves drawn with distinct dashes and
+    # markers; the fp16 limits of the histogram named above the axes, not in it
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mpimg
+    recs = [dict(_record(n, e), loss_curve=[1.0, 0.5, 0.25]) for n, e in
+            (("fp32 baseline", 1), ("fp16, no master", 2), ("bf16, no master", 2),
+             ("dynamic", 4), ("fp32 acc", 5), ("h100", 6))]
+    g = np.exp2(np.random.default_rng(0).uniform(-30, 0, 5000))
+    paths = E.plots(recs, [], {"fp32 baseline": (g, g * 0.01)}, str(tmp_path))
+    for name in ("loss_curves.png", "grad_histogram.png"):
+        h, w = mpimg.imread(os.path.join(tmp_path, name)).shape[:2]
+        assert w / h < 2.6, (name, w, h)
+    assert len(paths) >= 2
