@@ -151,7 +151,8 @@ def to_out_independent(acc32: np.ndarray, fmt: str) -> np.ndarray:
     if fmt == "fp32":
         return acc32.view(np.uint32)
     if fmt == "fp16":
-        return acc32.astype(np.float16).view(np.uint16)
+        with np.errstate(over="ignore"):
+            return acc32.astype(np.float16).view(np.uint16)
     return acc32.astype(ml_dtypes.bfloat16).view(np.uint16)
 
 
