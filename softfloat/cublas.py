@@ -312,7 +312,7 @@ def _to_out(y, out_fmt):
 def _epilogue(acc, alpha, beta, cv, biasv, sa, sb, out_fmt):
     """acc float32 (..., m, n); cv, biasv float32 values or None; sa, sb float32
     arrays broadcastable to acc (or None). Returns encodings of out_fmt."""
-    from .arith import fma, mul, add
+    from .arith import fma
     f32 = lambda x: np.ascontiguousarray(x, np.float32).view(np.uint32)   # noqa: E731
     if sa is not None:
         with np.errstate(invalid="ignore", over="ignore"):
