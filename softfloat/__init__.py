@@ -24,7 +24,7 @@ from .platforms import *  # noqa: F401,F403  (platform descriptions)
 from .model_hook import register_model  # noqa: F401
 from . import encodings as _encodings
 from .encodings import Fields, explain, fields  # noqa: F401  (an encoding, readable)
-from . import mx, mx_gemm  # noqa: F401,E402  (block-scaled formats, fp8 GEMM models)
+from . import mx, mx_gemm, cublas  # noqa: F401,E402  (block formats, fp8 GEMMs, cuBLAS GEMMs)
 
 __version__ = "0.1.0"
 
