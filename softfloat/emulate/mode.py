@@ -94,7 +94,7 @@ OPMATH = {
     "reciprocal", "erf", "sin", "cos", "gelu", "silu", "softplus", "elu", "leaky_relu",
     "hardswish", "mish", "pow", "gelu_backward", "silu_backward", "sigmoid_backward",
     "tanh_backward", "softplus_backward", "elu_backward", "leaky_relu_backward",
-    "_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",
+    "_softmax", "_safe_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",
     "native_layer_norm", "native_layer_norm_backward", "_fused_rms_norm",
     "_fused_rms_norm_backward", "nll_loss_forward", "nll_loss_backward", "mse_loss",
     "mse_loss_backward", "l1_loss", "smooth_l1_loss", "smooth_l1_loss_backward",
