@@ -149,7 +149,8 @@ def unary(op, x, out_dtype=None):
         return None
     r = platform_op(op, to_bits(x), fmt=fmt_of(x.dtype), platform=CUDA)
     claim = "proof" if op == "sqrt" else "exact"
-    model = ONE_ROUNDING + " (correctly rounded)" if op == "sqrt" else "torch_cuda: sign bit"
+    model = {"sqrt": ONE_ROUNDING + " (correctly rounded)", "relu": "torch_cuda: x < 0 ? 0 : x",
+             "neg": "torch_cuda: sign bit flipped", "abs": "torch_cuda: sign bit cleared"}[op]
     return _result(r, x.dtype, x.shape, out_dtype), claim, model
 
 
