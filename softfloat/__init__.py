@@ -42,7 +42,7 @@ __all__ = [
 
 def __getattr__(name):
     # sf.verify (a callable module) is imported on first use: it loads the sweep engine
-    if name == "verify":
+    if name in ("verify", "emulate"):     # sf.emulate imports torch: only when used
         import importlib
-        return importlib.import_module(".verify", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
