@@ -73,8 +73,8 @@ RUNS = ("fp32", "bf16_h100", "fp8_fast_h100", "fp8_promote_h100", "nvfp4_b200")
 
 #: model and training sizes: the full study and the quick one (tests)
 CONFIGS = {
-    "full": dict(d=64, heads=4, layers=2, ctx=64, batch=16, steps=400, lr=3e-3, warmup=20,
-                 eval_every=25, eval_batches=4),
+    "full": dict(d=64, heads=4, layers=2, ctx=64, batch=8, steps=150, lr=3e-3, warmup=10,
+                 eval_every=25, eval_batches=2),
     "quick": dict(d=32, heads=2, layers=1, ctx=32, batch=4, steps=6, lr=3e-3, warmup=2,
                   eval_every=3, eval_batches=1),
 }
