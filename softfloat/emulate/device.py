@@ -9,7 +9,6 @@ from dataclasses import dataclass
 # names of softfloat.mma.tensor_core (name -> architecture).
 EXTRA_DEVICES = {"h100_pcie": "hopper", "h100_sxm": "hopper", "rtx4060": "ada"}
 
-SPLITK_ORDERS = ("contiguous", "interleaved", "pairwise")
 
 
 def _norm(name: str) -> str:
@@ -33,15 +32,17 @@ def canonical_device(name) -> tuple:
 
 
 def check_splitk(splitk):
-    """None, "auto" or (S, order) with S >= 1 and order one of `SPLITK_ORDERS`."""
+    """None, "auto" or (S, order) with S >= 1 and order one of
+    softfloat.cublas.SPLIT_ORDERS."""
+    from ..cublas import SPLIT_ORDERS
     if splitk is None or splitk == "auto":
         return splitk
     if (isinstance(splitk, tuple) and len(splitk) == 2 and isinstance(splitk[0], int)
             and not isinstance(splitk[0], bool) and splitk[0] >= 1
-            and splitk[1] in SPLITK_ORDERS):
+            and splitk[1] in SPLIT_ORDERS):
         return splitk
     raise ValueError(f"splitk must be None, 'auto' or (S, order) with an int S >= 1 and "
-                     f"order one of {SPLITK_ORDERS}, got {splitk!r}")
+                     f"order one of {SPLIT_ORDERS}, got {splitk!r}")
 
 
 @dataclass(frozen=True)

@@ -72,13 +72,13 @@ def _scaled(cb, device, a):
     if od not in FORMATS or a.get("scale_result") is not None or a.get("out") is not None:
         return None
     bias = a.get("bias")
-    kw = dict(device=device.name, a_fmt=fmt_of(x.dtype), b_fmt=fmt_of(y.dtype),
-              out_fmt=fmt_of(od), scale_a=_f32(a["scale_a"]), scale_b=_f32(a["scale_b"]),
-              fast_accum=bool(a.get("use_fast_accum", False)), splitk=device.splitk,
-              return_info=True)
+    kw = dict(device=device.name, out_fmt=fmt_of(od), a_fmt=fmt_of(x.dtype),
+              b_fmt=fmt_of(y.dtype), fast_accum=bool(a.get("use_fast_accum", False)),
+              splitk=device.splitk, return_info=True)
     if bias is not None:
         kw.update(bias=to_bits(bias), bias_fmt=fmt_of(bias.dtype))
-    out, info = cb.gemm(to_bits(x), to_bits(y), **kw)
+    out, info = cb.scaled_mm(to_bits(x), to_bits(y), _f32(a["scale_a"]), _f32(a["scale_b"]),
+                             **kw)
     return from_bits(out, od).reshape(x.shape[0], y.shape[1]), info.claim, _describe(info)
 
 

@@ -55,11 +55,14 @@ def _pow(a, k, o):
 def _to_copy(a, k, o):
     x = a[0]
     dt = k.get("dtype") or x.dtype
-    if dt == x.dtype or x.dtype not in FORMATS or dt not in FORMATS:
+    if dt == x.dtype or dt not in FORMATS or (x.dtype not in FORMATS
+                                               and x.dtype != torch.float64):
         return None
     r = ew.cast(x, dt)
     if r is None:
         return None
+    if x.dtype == torch.float64:
+        return r, "proof", "IEEE round to nearest even, through float32 as c10 does"
     if torch.finfo(dt).bits >= torch.finfo(x.dtype).bits and torch.finfo(dt).eps <= \
             torch.finfo(x.dtype).eps and torch.finfo(dt).max >= torch.finfo(x.dtype).max:
         return r, "exact", "torch_cuda: exact widening"
@@ -91,7 +94,7 @@ OPMATH = {
     "reciprocal", "erf", "sin", "cos", "gelu", "silu", "softplus", "elu", "leaky_relu",
     "hardswish", "mish", "pow", "gelu_backward", "silu_backward", "sigmoid_backward",
     "tanh_backward", "softplus_backward", "elu_backward", "leaky_relu_backward",
-    "_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",
+    "_softmax", "_safe_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",
     "native_layer_norm", "native_layer_norm_backward", "_fused_rms_norm",
     "_fused_rms_norm_backward", "nll_loss_forward", "nll_loss_backward", "mse_loss",
     "mse_loss_backward", "l1_loss", "smooth_l1_loss", "smooth_l1_loss_backward",
