@@ -246,14 +246,15 @@ def _nvfp4_gemm(a, b, log, kind, rng_a=None, rng_b=None):
 def make_lowp_linear(kind, log, model=None, seed=0):
     """A function (x, weight, bias) -> y computing F.linear with all three GEMMs
     modelled: kind "fp8" (model: an fp8 GEMM preset of softfloat.mx_gemm) or
-    "nvfp4". The output and the input gradient are in x's dtype; the weight and
-    bias gradients in float32 (master weights)."""
+    "nvfp4". The output is in autocast's dtype where CPU autocast is on (bf16
+    here), else in x's; the input gradient in x's dtype; the weight and bias
+    gradients in float32 (master weights)."""
     import torch
     rng = np.random.default_rng(seed)
 
     class LowpLinear(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x, w, b):
+        def forward(ctx, x, w, b, out_dtype):
             shape = x.shape
             x2 = _f32(x.reshape(-1, shape[-1]))
             wt = np.ascontiguousarray(_f32(w).T)              # (in, out)
@@ -266,7 +267,7 @@ def make_lowp_linear(kind, log, model=None, seed=0):
                     y = (y + _f32(b)).astype(np.float32)
             ctx.save_for_backward(x, w)
             ctx.has_bias = b is not None
-            return torch.from_numpy(y.reshape(*shape[:-1], -1)).to(x.dtype)
+            return torch.from_numpy(y.reshape(*shape[:-1], -1)).to(out_dtype)
 
         @staticmethod
         def backward(ctx, g):
@@ -283,9 +284,13 @@ def make_lowp_linear(kind, log, model=None, seed=0):
                 dw = _nvfp4_gemm(gt, x2, log, "wgrad", rng_a=rng)
             db = torch.from_numpy(g2.sum(0, dtype=np.float32)) if ctx.has_bias else None
             return (torch.from_numpy(dx).reshape(x.shape).to(x.dtype),
-                    torch.from_numpy(dw).to(w.dtype), db)
+                    torch.from_numpy(dw).to(w.dtype), db, None)
 
-    return LowpLinear.apply
+    def linear(x, w, b):
+        # under autocast the output is in its dtype (bf16), as a GEMM's output type
+        on = torch.is_autocast_enabled("cpu")
+        return LowpLinear.apply(x, w, b, torch.get_autocast_dtype("cpu") if on else x.dtype)
+    return linear
 
 
 def use_lowp_linears(model, fn):
