@@ -32,7 +32,7 @@ from .formats import Format, get_format
 
 __all__ = ["NanRule", "NAN_WORDS", "default_nan_bits", "is_nan_bits", "is_snan_bits",
            "fresh_nan_bits", "kernel_nan", "kernel_fresh_nan",
-           "invalid_int_bits", "describe_nan"]
+           "invalid_int_bits", "describe_nan", "all_ones_nan_bits"]
 
 # The words a nan= keyword accepts (besides an int pattern and a NanRule).
 NAN_WORDS = ("propagate", "propagate_last", "canonical")
@@ -167,6 +167,17 @@ def describe_nan(nan, fmt) -> str:
             "keep": "the NaN operand, not quieted"}[r.mode]
     quiet = ", quieted" if r.mode != "keep" else ""
     return f"{head}{quiet}; an invalid operation gives {pat}"
+
+
+def all_ones_nan_bits(fmt: Format) -> int:
+    """The NaN with every bit set but the sign (0x7FFF fp16, 0x7FFFFFFF fp32,
+    0x7FFFFFFFFFFFFFFF fp64): the one NaN the GPU matrix units write (MMA-Sim's
+    canonical NaN; `softfloat.mma` makes every NaN result this pattern, and the
+    fdpa kernels' `special_bits` builds the same one from the field widths)."""
+    f = get_format(fmt) if not isinstance(fmt, Format) else fmt
+    if f.kind != "ieee":
+        raise ValueError(f"all_ones_nan_bits is for IEEE formats, not {f.name}")
+    return f.sign_mask - 1
 
 
 def invalid_int_bits(itype: str) -> int:

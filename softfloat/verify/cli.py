@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 
+from ..context import TININESS
 from ..rounding import DETERMINISTIC_MODES, get_rounding
 from .impls import DEFAULT_TIMEOUT, ImplError, exec_impl, resolve_impl, results_file
 
@@ -62,10 +63,10 @@ def _parser():
                    help="seed of a random space and of TestFloat's random cases (default 0)")
     for k in ("ftz", "daz"):
         p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
-    p.add_argument("--tininess", choices=("after", "before"), default=None,
+    p.add_argument("--tininess", choices=TININESS, default=None,
                    help="the library's tininess detection (default: after rounding)")
     p.add_argument("--nan", default=None,
-                   help="the library's NaN rule: propagate, propagate_second, canonical or "
+                   help="the library's NaN rule: propagate, propagate_last, canonical or "
                         "a pattern (0x7fff)")
     p.add_argument("--overflow", choices=("ieee", "saturate", "nan"), default=None,
                    help="the library's overflow rule (default: ieee)")
