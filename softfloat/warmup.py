@@ -5,10 +5,12 @@ Every kernel compiles on its first call and is then kept in the cache (see
 command makes those first calls now, through the public functions, on tiny
 arrays:
 
-* the common set (default): what the README's tour and the ``nn`` experiments
-  call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
-  kernel per mode: nearest-even and one other mode each), fma of fp16;
+* the common set (default): what the README's tour, docs/verify.md's first
+  example and the ``nn`` experiments call: float64/float32 -> fp16, bf16, fp8 and
+  back, in any rounding mode (the mode is a run-time argument of each kernel);
+  + - * / and sqrt of fp16/bf16 (one kernel per mode: nearest-even and one other
+  mode each), fma of fp16 and bf16; the tour's ``sf.array`` line; ``sf.verify``
+  with its diagnosis;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation; the torch CPU
   models (``platform="torch_cpu"``);
 * ``--all``: every kernel and signature the library dispatches to (every host
@@ -68,8 +70,12 @@ def _common():
         t.append((f"add/sub/mul/div {fmt}", lambda e=e, fmt=fmt: (
             sf.add(e, e[::-1], fmt), sf.sub(e, e, fmt), sf.mul(e, e, fmt),
             sf.div(e, e[::-1], fmt))))
-    t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
-    t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
+    # sqrt and fma of both formats (the README tour's first sf.array line takes a
+    # bf16 square root)
+    t.append(("sqrt fp16/bf16", lambda: (sf.sqrt(h, "fp16"), sf.sqrt(b, "bf16"))))
+    t.append(("fma fp16/bf16", lambda: (sf.fma(h, h, h, "fp16"), sf.fma(b, b, b, "bf16"))))
+    # the README tour's low-precision array (ufuncs with scalars, its repr)
+    t.append(("sf.array bf16 (the README tour)", _tour_array))
     # fp16/bf16 + - * / sqrt fma have one kernel per rounding mode
     # (softfloat._kernels.eft.kernel): the common set compiles one other mode of
     # each (the README's upward add among them), --all every mode
@@ -78,8 +84,10 @@ def _common():
             _eft_call(sf, op, e, fmt, mode) for op, mode in _DIRECTED.items()]))
     A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
+    ones = np.full(5000, 0x3C00, np.uint16)          # finite data: the tour's sums
     t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
-        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
+        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"),
+        sf.sum(ones, "fp16"), sf.sum(ones, "fp16", acc="fp32"))))
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
     # what the README's tour, the examples and nn.experiments call beyond the above
@@ -98,6 +106,10 @@ def _common():
         sf.platform_cumsum(h, "fp16", 0, platform="torch_cpu"),
         sf.platform_matmul(A, B, "fp16", platform="torch_cpu"))))
     t.append(("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)", _nn_steps))
+    # docs/verify.md's first call: the sweep engine, the oracle and the diagnosis
+    # (which tries the other rounding modes of fp16 mul)
+    t.append(("sweep engine: sf.verify fp16 mul with its diagnosis (docs/verify.md)",
+              _verify_example))
     # GPU matrix units (softfloat.mma): the fdpa kernels (fast, for outputs with
     # finite operands; reference, for those with an infinity) on uint16 and uint8
     # operands, with fp32 and fp16 accumulators and an fp32 c
@@ -122,6 +134,28 @@ def _common():
     # grouped kernels, and their references for an output with an infinite c
     t.append(("matrix units block-scaled (b200 mxfp8, mxfp4, nvfp4)", _block_scaled_units))
     return t
+
+
+def _tour_array():
+    """The README tour's first low-precision array line, printed."""
+    import softfloat as sf
+    x = sf.array(np.linspace(0, 1, 5), "bf16")
+    return repr(np.sqrt(x * x + 1.0))
+
+
+def _truncating_mul(a, b):
+    """docs/verify.md's example implementation: an fp16 multiplier that truncates."""
+    with np.errstate(all="ignore"):
+        x = a.view(np.float16).astype(np.float64) * b.view(np.float16).astype(np.float64)
+        r = x.astype(np.float16)
+        r = np.where(np.abs(r.astype(np.float64)) > np.abs(x),
+                     np.nextafter(r, np.float16(0)), r)
+    return r.view(np.uint16)
+
+
+def _verify_example():
+    import softfloat as sf
+    sf.verify(_truncating_mul, "mul", "fp16", space="level1", check_nan=False)
 
 
 def _block_scaled_units():
