@@ -8,7 +8,7 @@ from ._cli import Parser, UsageError, command
 from .conversions import from_bits, to_bits
 from .flags import flag_names
 from .formats import get_format
-from .rounding import ROUNDING_MODES, get_rounding
+from .rounding import ROUNDING_MODES, Rounding, get_rounding
 
 
 def _fields(bits: int, fmt) -> str:
@@ -19,7 +19,7 @@ def _fields(bits: int, fmt) -> str:
 def explain(x: float, fmt="fp16", rounding="nearest_even", seed=0) -> str:
     """One line: x -> value, encoding (hex and fields), flags."""
     f = get_format(fmt)
-    kw = {"seed": seed} if get_rounding(rounding).label == "stochastic" else {}
+    kw = {"seed": seed} if get_rounding(rounding) == Rounding.STOCHASTIC else {}
     bits, flags = to_bits(np.float64(x), f, rounding, return_flags=True, **kw)
     v = float(from_bits(bits, f))
     names = ",".join(flag_names(flags)) or "exact"

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+from ..context import get_tininess
 from ..formats import FP64
 from .cases import stream
 from .names import Function, function_names, parse_function, type_of
@@ -113,7 +114,7 @@ def _parse_argv(argv):
         elif opt in ROUND_OPTS:
             a["rounding"] = ROUND_OPTS[opt]
         elif opt in ("tininessbefore", "tininessafter"):
-            a["tininess"] = opt[len("tininess"):]
+            a["tininess"] = get_tininess(opt)
         elif opt in ("exact", "notexact"):
             a["exact"] = opt == "exact"
         elif opt == "errors":
