@@ -476,6 +476,8 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
                              f"(with leading axes {batch})") from None
     elif c_fmt is not None:
         raise ValueError("c_fmt given without c")
+    elif be != 0:
+        raise ValueError(f"beta = {beta} needs c (beta * c is added in the epilogue)")
     if bias is not None:
         if bias_fmt is None:
             raise ValueError("bias needs bias_fmt ('fp32', 'bf16' or 'fp16')")
