@@ -192,7 +192,8 @@ def interleaved_oracle(unit, A, B, S, pairwise):
 
 @pytest.mark.parametrize("device,fmt", [("h100", "bf16"), ("h100", "fp16"), ("a100", "bf16"),
                                         ("a100", "fp16"), ("h100", "tf32"), ("a100", "fp32tf32"),
-                                        ("rtx4060", "bf16"), ("b200", "bf16")])
+                                        ("rtx4060", "bf16"), ("b200", "bf16"),
+                                        ("mi300x", "bf16"), ("mi300x", "fp32")])
 def test_dense_gemms_against_the_chained_matrix_unit(device, fmt):
     rng = np.random.default_rng(sum(map(ord, device + fmt)))
     if fmt == "fp32tf32":
