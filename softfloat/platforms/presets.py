@@ -303,9 +303,11 @@ TORCH_CUDA = Platform(
     "float32; x / s = x * RN(1/s); addcmul/addcdiv/lerp/add(alpha) fused in float32.",
     opmath="fp32", float64_route="fp32",
     nan_result={"fp32": 0x7FFFFFFF, "*": "canonical"},
-    nan_cast={"fp16": 0x7FFF, "bf16": 0x7FFF, "*": "canonical"},
+    nan_cast={"fp16": 0x7FFF, "bf16": 0x7FFF, "fp8_e4m3": "propagate", "fp8_e5m2": "ones",
+              "*": "canonical"},
     nan_widen={"fp16": 0x7FFFFFFF, "bf16": "keep", "*": "canonical"},
     nan_exact=True,
+    casts={"fp8_e4m3": "saturate", "*": "ieee"},
     scalars={"*": "opmath"}, scalar_div="reciprocal", fused=_TORCH_FUSED,
     addcmul_form="value_product", addcdiv_form="value_quotient",
     relu_negzero="keep", sign_ops="bits",
@@ -322,6 +324,10 @@ TORCH_CUDA = Platform(
         "neg is __hneg (sign flip), abs/relu do not touch NaN bits [I: device check].",
         "sum/mean: float accumulators in Reduce.cuh order; mean = sum * RN(1/N) [S: SharedReduceOps.h]; "
         "order modelled as bounded here.",
+        "float -> float8_e4m3fn / float8_e5m2: the CUDA copy kernel constructs c10's Float8 types, "
+        "whose C10_HOST_DEVICE conversions are the ones measured on the CPU (torch_cpu): e4m3fn "
+        "saturates finite overflow and inf to +-448, NaN 0x7F|sign; e5m2 overflows to inf, NaN "
+        "0x7F|sign [S: torch/headeronly/util/Float8_e4m3fn.h, Float8_e5m2.h; I on device].",
     ))
 
 TORCH_CPU = Platform(
