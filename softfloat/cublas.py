@@ -131,10 +131,13 @@ def _fmt(name, what, allowed):
 
 def _unit(arch, fa, fb):
     """The matrix unit (fp32 accumulator) for fa x fb operands, or None for the
-    binary32 FMA path."""
+    binary32 FMA path (float32 operands on NVIDIA GPUs)."""
     from .mma import tensor_core
-    if fa == "fp32":
-        return None
+    if fa == "fp32" or fb == "fp32":
+        try:                                    # AMD's fp32 matrix instructions
+            return tensor_core(arch, "fp32", "fp32")
+        except ValueError:
+            return None                         # NVIDIA: the SIMT FMA chain
     if fa in _FP8 or fb in _FP8:
         if (fa in _FP8) != (fb in _FP8):
             raise ValueError(f"operand formats {fa} x {fb}: fp8 operands pair with fp8 only")
@@ -476,6 +479,8 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
                              f"(with leading axes {batch})") from None
     elif c_fmt is not None:
         raise ValueError("c_fmt given without c")
+    elif be != 0:
+        raise ValueError(f"beta = {beta} needs c (beta * c is added in the epilogue)")
     if bias is not None:
         if bias_fmt is None:
             raise ValueError("bias needs bias_fmt ('fp32', 'bf16' or 'fp16')")
