@@ -203,7 +203,9 @@ def _plan(K, S, order, restart):
 
 
 def _add32(x, y):
-    return (x + y).astype(np.float32)
+    """binary32 addition (nearest even); inf + -inf is NaN without a warning."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (x + y).astype(np.float32)
 
 
 def _reduce(parts, order):
@@ -310,24 +312,26 @@ def _to_out(y, out_fmt):
 def _epilogue(acc, alpha, beta, cv, biasv, sa, sb, out_fmt):
     """acc float32 (..., m, n); cv, biasv float32 values or None; sa, sb float32
     arrays broadcastable to acc (or None). Returns encodings of out_fmt."""
-    from .arith import fma, mul, add
+    from .arith import fma
     f32 = lambda x: np.ascontiguousarray(x, np.float32).view(np.uint32)   # noqa: E731
     if sa is not None:
-        a_eff = (sa.astype(np.float64) * sb.astype(np.float64)).astype(np.float32)  # RN(sa * sb)
-        if alpha != np.float32(1):
-            a_eff = (a_eff.astype(np.float64) * np.float64(alpha)).astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            a_eff = (sa.astype(np.float64) * sb.astype(np.float64)).astype(np.float32)  # RN(sa sb)
+            if alpha != np.float32(1):
+                a_eff = (a_eff.astype(np.float64) * np.float64(alpha)).astype(np.float32)
     else:
         a_eff = np.float32(alpha)
     if beta != 0 and cv is not None:
-        t = (np.float64(beta) * cv.astype(np.float64)).astype(np.float32)          # RN(beta * c)
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = (np.float64(beta) * cv.astype(np.float64)).astype(np.float32)      # RN(beta * c)
         t = np.broadcast_to(t, acc.shape)
         y = fma(f32(np.broadcast_to(a_eff, acc.shape)), f32(acc), f32(t), "fp32", **_RNE)
         y = y.view(np.float32)
     else:
         # fma(alpha, acc, +0): the exact product (float64 holds it), one rounding;
         # an exact zero product gives +0
-        y = (np.float64(0) + np.asarray(a_eff, np.float64) * acc.astype(np.float64)) + 0.0
-        y = y.astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = (np.asarray(a_eff, np.float64) * acc.astype(np.float64) + 0.0).astype(np.float32)
     if biasv is not None:
         y = _add32(y, np.broadcast_to(biasv, y.shape))
     return _to_out(np.ascontiguousarray(y), out_fmt)
@@ -525,7 +529,7 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
         return out
     info = _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source, dec,
                  rowwise, bias is not None, be != 0 and c is not None, al, restart=(
-                     fp8 and not fast and arch in ("hopper", "ada")), notes=notes)
+                     fp8 and not fast and arch in ("hopper", "ada")), notes=notes, mnk=(m, n, K))
     return out, info
 
 
@@ -538,7 +542,7 @@ def _mmaemu_version():
 
 
 def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source, dec, rowwise,
-          has_bias, has_c, alpha, restart, notes):
+          has_bias, has_c, alpha, restart, notes, mnk):
     ins = unit.instruction if unit is not None else "fma.rn.f32 (SIMT)"
     if restart:
         acc = f"{ins} chained along K, restarted every {_PROMOTE} products, chunks added in fp32"
@@ -551,24 +555,20 @@ def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source
         by = "MMA-Sim 2.1.1 instruction parity (the instruction only)"
     scaled_semantics = not (rowwise or has_bias or has_c or alpha != np.float32(1))
     if fp8 and profile is not None and scaled_semantics:
-        split_ok = S == 1
-        if S > 1:
-            if dec is not None:
-                split_ok = bool(dec.verified)
-            else:
-                try:
-                    d = _mmaemu_split(profile, 1, 1, 1, fa, fb, fo, fast, (S, order))
-                    split_ok = bool(d.verified)
-                except ImportError:
-                    notes.append(f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split "
-                                 f"was replayed on the hardware is not known")
-                except ValueError as e:
-                    notes.append(f"split (S={S}, {order}): not a layout of this device's kernels "
-                                 f"({e})")
-            if not split_ok:
-                notes.append(f"split (S={S}, {order}) was never replayed on the "
-                             f"{_PLATFORM_NAME[profile]}")
-        if split_ok:
+        split_ok = S == 1 if dec is None else bool(dec.verified)
+        if S > 1 and dec is None:
+            try:
+                split_ok = bool(_mmaemu_split(profile, *mnk, fa, fb, fo, fast, (S, order)).verified)
+            except ImportError:
+                notes.append(f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split "
+                             f"was replayed on the hardware is not known")
+            except ValueError as e:
+                notes.append(f"split (S={S}, {order}): not a layout of this device's kernels "
+                             f"({e})")
+        if not split_ok:
+            notes.append(f"split (S={S}, {order}) was never replayed on the "
+                         f"{_PLATFORM_NAME[profile]} (mmaemu's verified combinations)")
+        else:
             claim = "validated"
             by = (f"mmaemu 0.1.0 reference model (recordings of the {_PLATFORM_NAME[profile]}): "
                   f"parity tests; MMA-Sim 2.1.1 instruction parity")

@@ -31,7 +31,7 @@ from .formats import Format, get_format
 
 __all__ = ["NanRule", "NAN_WORDS", "default_nan_bits", "is_nan_bits", "is_snan_bits",
            "fresh_nan_bits", "kernel_nan", "kernel_fresh_nan",
-           "invalid_int_bits"]
+           "invalid_int_bits", "all_ones_nan_bits"]
 
 # The words a nan= keyword accepts (besides an int pattern and a NanRule).
 NAN_WORDS = ("propagate", "canonical")
@@ -141,6 +141,17 @@ def fresh_nan_bits(fmt: Format, pattern=None) -> int:
     ``pattern`` (None: the format's default NaN; ``"negative"``: x86's, 0xFE00 for
     fp16; an int). A platform's is `softfloat.platforms.Platform.fresh_nan`."""
     return NanRule("propagate", pattern).bits(get_format(fmt))
+
+
+def all_ones_nan_bits(fmt: Format) -> int:
+    """The NaN with every bit set but the sign (0x7FFF fp16, 0x7FFFFFFF fp32,
+    0x7FFFFFFFFFFFFFFF fp64): the one NaN the GPU matrix units write (MMA-Sim's
+    canonical NaN; `softfloat.mma` makes every NaN result this pattern, and the
+    fdpa kernels' `special_bits` builds the same one from the field widths)."""
+    f = get_format(fmt) if not isinstance(fmt, Format) else fmt
+    if f.kind != "ieee":
+        raise ValueError(f"all_ones_nan_bits is for IEEE formats, not {f.name}")
+    return f.sign_mask - 1
 
 
 def invalid_int_bits(itype: str) -> int:

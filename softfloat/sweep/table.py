@@ -100,6 +100,9 @@ def summarize(directory) -> str:
     if not os.path.isdir(directory):
         raise OSError(f"--summarize {directory!r}: not a directory")
     rows = list(load_reports(directory).values())
+    if not rows:
+        raise ValueError(f"--summarize {directory!r}: no sweep reports there (reports.jsonl "
+                         f"or report *.json files); nothing to summarize")
     order = {m: i for i, m in enumerate(DETERMINISTIC_MODES)}
     rows.sort(key=lambda r: (r["format"], r["op"], json.dumps(r.get("space", {})),
                              order.get(r["mode"], 9)))

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from ..context import TININESS
 from ..rounding import DETERMINISTIC_MODES, get_rounding
 from .impls import DEFAULT_TIMEOUT, ImplError, exec_impl, resolve_impl, results_file
 
@@ -57,7 +58,7 @@ def _parser():
     p.add_argument("--seed", type=int, default=0)
     for k in ("ftz", "daz"):
         p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
-    p.add_argument("--tininess", choices=("after", "before"), default=None)
+    p.add_argument("--tininess", choices=TININESS, default=None)
     p.add_argument("--nan", default=None, help="propagate, canonical or a pattern (0x7fff)")
     p.add_argument("--overflow", choices=("ieee", "saturate", "nan"), default=None)
     p.add_argument("--any-nan", action="store_true",

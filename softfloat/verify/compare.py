@@ -6,10 +6,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..flags import Flags
+from ..rounding import Rounding, get_rounding
 from .ops import DEFAULTS, Op
 
 FLAG_NAMES = ("invalid", "infinite", "overflow", "underflow", "inexact")
-_FLAG_BITS = {"invalid": 16, "infinite": 8, "overflow": 4, "underflow": 2, "inexact": 1}
+_FLAG_BITS = {n: int(Flags[n.upper()]) for n in FLAG_NAMES}
 
 
 # ---------------------------------------------------------------------------
@@ -74,7 +76,7 @@ def keywords(setting: dict, op: Op) -> dict:
     defaults (rounding always when it is not nearest_even)."""
     out = {}
     r = setting.get("rounding", "nearest_even")
-    if op.rounds and r != "nearest_even":
+    if op.rounds and (isinstance(r, dict) or get_rounding(r) != Rounding.NEAREST_EVEN):
         out["rounding"] = dict(r) if isinstance(r, dict) else r
     for k in op.policies:
         v = setting.get(k, DEFAULTS[k])

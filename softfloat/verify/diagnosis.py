@@ -50,7 +50,7 @@ import json
 
 import numpy as np
 
-from ..context import localcontext
+from ..context import TININESS, localcontext
 from ..rounding import DETERMINISTIC_MODES
 from .compare import FLAG_NAMES, _same_bits, block_stats, evaluate, keywords, setting_label
 from .ops import Op
@@ -106,7 +106,7 @@ def candidate_values(op: Op, got, flags_checked) -> dict:
     if "daz" in op.policies:
         dims["daz"] = [False, True]
     if "tininess" in op.policies and flags_checked and z is not None:
-        dims["tininess"] = ["after", "before"]
+        dims["tininess"] = list(TININESS)
     if "overflow" in op.policies and z is not None:
         dims["overflow"] = [None, "saturate"]
     if "nan" in op.policies and z is not None and z.has_nan:
