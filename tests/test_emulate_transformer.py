@@ -165,3 +165,13 @@ def test_fp8_layer_is_scaled_mm_under_the_mode(fast):
                                use_fast_accum=fast)
     assert run.report().calls("aten._scaled_mm") == 1
     assert torch.equal(y.view(torch.int16), ref.view(torch.int16))
+
+
+def test_benchmark_refuses_bad_arguments(capsys):
+    """benchmarks/bench_emulate.py: a bad argument or device is one line, status 2."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import bench_emulate as BE
+    assert BE.main(["--threads", "0"]) == 2
+    assert BE.main(["--device", "no_such_gpu", "--no-first-call"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
