@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
+from . import stochastic as _sr
 from ._kernels import convert_hw
 from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, P_NAN
@@ -132,7 +133,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
 
 
 def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
-            tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False):
+            tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False,
+            random_bits=None, random_nbits=None):
     """Round float values into ``fmt`` and return the encodings.
 
     Parameters
@@ -148,6 +150,11 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
         Policies; see `softfloat.Context`. None reads the current context.
     seed, rng
         Random source for ``stochastic`` rounding (an int, or a numpy Generator).
+    random_bits, random_nbits
+        Stochastic rounding with explicit random bits (unsigned integers < 2**N,
+        broadcast to x's shape; N): with ``"stochastic"`` or a scheme
+        (``"stochastic_a"``, ``_b``, ``_c``, ``"stochastic_add"``); see
+        softfloat.stochastic and docs/stochastic.md.
     return_flags : bool
         Also return the per-element IEEE flags (uint8, SoftFloat's bit values).
 
@@ -158,6 +165,11 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
 
     Wraps the kernel `softfloat._kernels.convert.convert_array`.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
+                           return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
+                           overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                           seed=seed, rng=rng)
     a = _validate.as_values(x)
     dst = _validate.target_format(fmt)
     res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
@@ -196,11 +208,17 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, **policies):
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
             overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-            return_flags=False):
+            return_flags=False, random_bits=None, random_nbits=None):
     """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
 
-    Policies as in `to_bits`; ``daz`` applies to the source operands.
+    Policies (and random_bits, random_nbits) as in `to_bits`; ``daz`` applies to
+    the source operands.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.convert(bits, src_fmt, dst_fmt, rounding, random_bits=random_bits,
+                           random_nbits=random_nbits, return_flags=return_flags,
+                           subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
+                           tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
     s = _validate.source_format(src_fmt)
     if s == FP64:
         raise ValueError("convert takes encodings of a simulated format; for float64 "
