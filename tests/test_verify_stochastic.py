@@ -1,0 +1,96 @@
+"""sf.verify on stochastic rounding given the random bits: devices built from
+the independent oracle of tests/sr_oracle.py, correct or with a known defect
+(wrong N, add-and-truncate for P3109 A, the random bits one position off, a
+saturating overflow); the diagnosis must name the defect."""
+import numpy as np
+import pytest
+
+import softfloat as sf
+from softfloat.verify.stochastic import verify_stochastic
+from sr_oracle import Grid, expected_units
+
+N = 4
+
+
+def _space():
+    c = np.arange(1 << 16, dtype=np.uint16)
+    c = c[(((c >> 10) & 0x1F) != 0x1F) & ((c & 0x7FFF) != 0)]
+    codes = np.repeat(c, 1 << N)
+    R = np.tile(np.arange(1 << N, dtype=np.uint64), c.size)
+    return codes, R
+
+
+def _device(scheme, n, layout=lambda R: R, saturate=False):
+    """fp16 -> fp8_e4m3 with ``scheme`` on n random bits read by ``layout``."""
+    g = Grid(4, 3, 7, "fn")
+
+    def impl(a, R):
+        a = a.astype(np.int64)
+        ef, fr = (a >> 10) & 0x1F, a & 0x3FF
+        mag = np.where(ef == 0, fr, (fr | 0x400) << np.maximum(ef - 1, 0))
+        out = expected_units(g, a >> 15, mag, 24, scheme, n, layout(R.astype(np.int64)))
+        if saturate:
+            out = np.where((out & 0x7F) == 0x7F, (out & 0x80) | 0x7E, out)
+        return out.astype(np.uint8)
+    return impl
+
+
+@pytest.fixture(scope="module")
+def space():
+    return _space()
+
+
+def _run(dev, space):
+    return sf.verify(dev, "convert:fp8_e4m3", "fp16", "stochastic_a", space, random_nbits=N)
+
+
+def test_correct_device_passes(space):
+    rep = _run(_device("stochastic_a", N), space)
+    assert rep.ok and rep.cases == space[0].size and rep.diagnosis is None
+
+
+def test_wrong_n_named(space):
+    rep = _run(_device("stochastic_a", 3, lambda R: R >> 1), space)
+    assert not rep.ok
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert (b["scheme"], b["random_nbits"]) == ("stochastic_a", 3) and "top 3" in b["layout"]
+
+
+def test_add_and_truncate_named(space):
+    rep = _run(_device("stochastic_add", N), space)
+    assert not rep.ok
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert (b["scheme"], b["random_nbits"], b["layout"]) == ("stochastic_add", N,
+                                                           "the N bits as given")
+
+
+def test_bits_one_position_too_low_named(space):
+    rep = _run(_device("stochastic_a", N + 1), space)
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert b["random_nbits"] == N + 1 and "1 bit too low" in b["layout"]
+    assert b["scheme"] == "stochastic_a"
+
+
+def test_scheme_b_and_saturation_named(space):
+    rep = _run(_device("stochastic_b", N, saturate=True), space)
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert (b["scheme"], b["random_nbits"], b["overflow"]) == ("stochastic_b", N, "saturate")
+    assert "stochastic_b with N=4" in rep.summary()
+
+
+def test_arith_device_and_input_checks():
+    """A device's add in e4m3 (exhaustive over operands and R, N = 2): the
+    library's own stochastic_c checked against stochastic_a names the scheme."""
+    dev = lambda a, b, R: sf.add(a, b, "fp8_e4m3", "stochastic_c", random_bits=R,  # noqa: E731
+                                 random_nbits=2)
+    rep = sf.verify(dev, "add", "fp8_e4m3", "stochastic_a", random_nbits=2)
+    assert rep.cases == 256 * 256 * 4 and not rep.ok
+    assert rep.diagnosis["best"][0]["scheme"] == "stochastic_c"
+    with pytest.raises(ValueError, match="random_nbits"):
+        sf.verify(dev, "add", "fp8_e4m3", "stochastic")
+    with pytest.raises(ValueError, match="more than"):
+        verify_stochastic(dev, "add", "fp16", "stochastic_a", random_nbits=2)
