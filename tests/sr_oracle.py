@@ -59,6 +59,55 @@ class Grid:
         return c | (sign * self.sign_bit)
 
 
+class P3109Grid(Grid):
+    """A P3109 format BinaryKpP{s,u}{e,f} decoded from the report's formulas
+    (interim report 4.7.2, Table 3): bias 2**(K-P-1) signed, 2**(K-P) unsigned;
+    one zero (code 0), one NaN, infinities only in the extended domain; sign-
+    magnitude codes for signed formats. ``saturation`` decides the encoding of a
+    result above Mhi (4.7.5, the stochastic and nearest modes' rules):
+    satnone gives +-Inf in an extended format, Mhi in a finite one; satfinite
+    and satpropagate give Mhi."""
+
+    def __init__(self, K, P, signed, extended, saturation="satnone"):
+        self.K, self.P, self.signed, self.extended = K, P, signed, extended
+        self.saturation = saturation
+        self.M = P - 1
+        self.bias = 2 ** (K - P - 1) if signed else 2 ** (K - P)
+        self.emin = 1 - self.bias
+        self.kind = "p3109"
+        ncodes = 2 ** (K - 1) if signed else 2 ** K
+        nan = 2 ** (K - 1) if signed else 2 ** K - 1
+        inf = (2 ** (K - 1) - 1 if signed else 2 ** K - 2) if extended else None
+        vals, codes = [], []
+        for x in range(ncodes):
+            if x in (nan, inf):
+                continue
+            T, Eb = x % 2 ** (P - 1), x // 2 ** (P - 1)
+            if Eb == 0:
+                v = Fraction(T, 2 ** (P - 1)) * Fraction(2) ** (1 - self.bias)
+            else:
+                v = (1 + Fraction(T, 2 ** (P - 1))) * Fraction(2) ** (Eb - self.bias)
+            vals.append(v)
+            codes.append(x)
+        self.values = vals
+        self.code = dict(zip(vals, codes))
+        self.maxval = max(vals)
+        self.sign_bit = 2 ** (K - 1) if signed else 0
+        self.inf = inf
+
+    def overflow_code(self, sign):
+        mhi = self.code[self.maxval]
+        if self.saturation == "satnone" and self.extended:
+            return self.inf | (sign * self.sign_bit)
+        return mhi | (sign * self.sign_bit)
+
+    def encode(self, sign, mag):
+        if mag > self.maxval:
+            return self.overflow_code(sign)
+        c = self.code[mag]
+        return 0 if c == 0 else c | (sign * self.sign_bit)
+
+
 def _rnite(num, den):
     """num/den to the nearest integer, ties to even (num, den > 0 ints)."""
     t, low = divmod(num, den)
@@ -140,13 +189,14 @@ def expected_units(grid: Grid, sign, mag, U, scheme, N, R):
     # encode: S * 2**Q in units -> a code (or the overflow encoding)
     vals = sorted(grid.values)
     units = np.array([int(v * 2**U) for v in vals], np.int64)
+    assert all(Fraction(int(u), 2**U) == v for u, v in zip(units, vals)), "U too small"
     codes = np.array([grid.code[v] for v in vals], np.int64)
     res_units = S << k
     over = res_units > units[-1]
     pos = np.searchsorted(units, np.minimum(res_units, units[-1]))
     assert (units[pos] == np.minimum(res_units, units[-1])).all()
     out = codes[pos] | (sign * grid.sign_bit)
-    if grid.kind == "fnuz":
+    if grid.kind in ("fnuz", "p3109"):                      # no -0
         out = np.where(codes[pos] == 0, 0, out)
     ovf = np.array([grid.overflow_code(0), grid.overflow_code(1)], np.int64)
     return np.where(over, ovf[sign], out)

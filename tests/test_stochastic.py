@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from sr_oracle import SCHEMES, Grid, expected_fraction, expected_units
+from sr_oracle import SCHEMES, Grid, P3109Grid, expected_fraction, expected_units
 
 _KIND = {"fp8_e4m3": "fn", "fp8_e5m2": "ieee", "fp6_e3m2": "finite", "fp6_e2m3": "finite",
          "fp4_e2m1": "finite", "fp8_e4m3fnuz": "fnuz"}
@@ -201,3 +201,29 @@ def test_input_checks():
         sf.sum(np.zeros(2, np.uint16), "fp16", rounding="stochastic_a")
     # Python ints broadcast like the data
     assert sf.to_bits(x, "bf16", "stochastic_a", random_bits=[0, 3], random_nbits=2).shape == (2,)
+
+
+_P3109 = [("binary8p3se", 8, 3, True, True), ("binary8p4sf", 8, 4, True, False),
+          ("binary6p2se", 6, 2, True, True), ("binary6p1se", 6, 1, True, True)]
+
+
+@pytest.mark.parametrize("name,K,P,signed,ext", _P3109)
+@pytest.mark.parametrize("scheme", ["stochastic_a", "stochastic_b", "stochastic_c",
+                                    "stochastic_add"])
+def test_p3109_formats_exhaustive(name, K, P, signed, ext, scheme):
+    """fp16 -> P3109 formats: every finite nonzero fp16, N = 1..3, every R, under
+    SatNone and SatFinite, against the oracle decoding the report's formulas."""
+    if not hasattr(sf.get_format(name), "is_p3109"):
+        pytest.skip("P3109 formats not in this tree")
+    codes, sign, mag = _fp16_finite_nonzero()
+    for sat in ("satnone", "satfinite"):
+        g = P3109Grid(K, P, signed, ext, sat)
+        # the oracle's unit: 2**-24 (fp16) and the format's smallest quantum
+        U = max(24, g.M - g.emin)
+        m = mag << (U - 24)
+        for N in (1, 3):
+            R = np.arange(1 << N, dtype=np.uint8)
+            got = sf.convert(codes[:, None], "fp16", name, scheme, random_bits=R[None, :],
+                             random_nbits=N, saturation=sat)
+            want = expected_units(g, sign[:, None], m[:, None], U, scheme, N, R[None, :])
+            np.testing.assert_array_equal(got.astype(np.int64), want, err_msg=f"{sat} N={N}")
