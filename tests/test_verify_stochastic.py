@@ -94,3 +94,27 @@ def test_arith_device_and_input_checks():
         sf.verify(dev, "add", "fp8_e4m3", "stochastic")
     with pytest.raises(ValueError, match="more than"):
         verify_stochastic(dev, "add", "fp16", "stochastic_a", random_nbits=2)
+
+
+def test_p3109_saturation_named():
+    """A binary8p3se device that rounds by stochastic_c and saturates (SatFinite)
+    checked against stochastic_a under SatNone: scheme and saturation named."""
+    if not hasattr(sf.get_format("binary8p3se"), "is_p3109"):
+        pytest.skip("P3109 formats not in this tree")
+    from sr_oracle import P3109Grid
+    g = P3109Grid(8, 3, True, True, "satfinite")
+
+    def dev(a, R):
+        a = a.astype(np.int64)
+        ef, fr = (a >> 10) & 0x1F, a & 0x3FF
+        mag = np.where(ef == 0, fr, (fr | 0x400) << np.maximum(ef - 1, 0))
+        return expected_units(g, a >> 15, mag, 24, "stochastic_c", 3,
+                              R.astype(np.int64)).astype(np.uint8)
+
+    c = np.arange(1 << 16, dtype=np.uint16)
+    c = c[(((c >> 10) & 0x1F) != 0x1F) & ((c & 0x7FFF) != 0)]
+    space = (np.repeat(c, 8), np.tile(np.arange(8, dtype=np.uint64), c.size))
+    rep = sf.verify(dev, "convert:binary8p3se", "fp16", "stochastic_a", space, random_nbits=3)
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert (b["scheme"], b["random_nbits"], b["saturation"]) == ("stochastic_c", 3, "satfinite")

@@ -17,7 +17,8 @@ declared rounding: the scheme (``stochastic_a``, ``_b``, ``_c``,
 ``stochastic_add``, or the seeded mode's rule ``stochastic``), the number of
 random bits n it really uses and how it reads the N given (its low n bits, its
 top n bits, or all N placed in a wider n-bit field at the bottom or the top: a
-layout off by n - N bits), and its overflow rule (as asked, or saturating). It
+layout off by n - N bits), and its overflow rule (as asked, or saturating; for
+a P3109 format its saturation mode: SatNone, SatFinite or SatPropagate). It
 scores every candidate on a sample of the cases (the mismatches first), then
 confirms the best on all of them; candidates that explain every case equally
 are all reported (the space cannot tell them apart).
@@ -155,14 +156,19 @@ def diagnose(op, fmt, operands, R, got, rounding, nbits, *, check_nan=True, poli
     sub_ops = [o[idx] for o in operands]
     sub_R, sub_got = R[idx], got[idx]
     lim = max_random_nbits(kind, dst.params[1])
-    ovfs = [policies.get("overflow")]
-    if "saturate" not in ovfs:
-        ovfs.append("saturate")
+    # the overflow rule: overflow= (ieee as asked, or saturating), or for a P3109
+    # format its saturation= mode (SatNone, SatFinite, SatPropagate)
+    okey = "saturation" if getattr(dst, "is_p3109", False) else "overflow"
+    ovfs = [policies.get(okey)]
+    for v in (("satnone", "satfinite", "satpropagate") if okey == "saturation"
+              else ("saturate",)):
+        if v not in ovfs and not (v == "satnone" and ovfs[0] is None):
+            ovfs.append(v)
     scored = []
     for scheme, n, ovf in itertools.product(SR_SCHEMES, range(max(1, nbits - span),
                                                               min(lim, nbits + span) + 1), ovfs):
         for lname, fn in _layouts(nbits, n):
-            pol = dict(policies, overflow=ovf)
+            pol = dict(policies, **{okey: ovf})
             try:
                 w = library(op, fmt, sub_ops, fn(sub_R), scheme, n, **pol)
             except ValueError:
@@ -174,11 +180,11 @@ def diagnose(op, fmt, operands, R, got, rounding, nbits, *, check_nan=True, poli
     finalists = sorted((s for s in scored if s[0] == top), key=lambda s: s[1])[:6]
     best, best_share = [], -1.0
     for share, cost, scheme, n, lname, ovf, fn in finalists:
-        pol = dict(policies, overflow=ovf)
+        pol = dict(policies, **{okey: ovf})
         full = float(_equal(dst, got, library(op, fmt, operands, fn(R), scheme, n, **pol),
                             check_nan).mean())
         cand = {"scheme": scheme, "random_nbits": n, "layout": lname,
-                "overflow": ovf if ovf is not None else "the format's default",
+                okey: ovf if ovf is not None else "the format's default",
                 "explained": full}
         if full > best_share + 1e-12:
             best, best_share = [cand], full
@@ -187,8 +193,8 @@ def diagnose(op, fmt, operands, R, got, rounding, nbits, *, check_nan=True, poli
     declared = {"scheme": rounding, "random_nbits": nbits,
                 "explained": float(1 - bad.size / max(n_all, 1))}
     b = best[0]
-    what = (f"{b['scheme']} with N={b['random_nbits']} ({b['layout']}), overflow "
-            f"{b['overflow']}")
+    what = (f"{b['scheme']} with N={b['random_nbits']} ({b['layout']}), {okey} "
+            f"{b[okey]}")
     if best_share == 1.0:
         summary = f"the device rounds by {what}: every case explained"
     else:
