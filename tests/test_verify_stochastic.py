@@ -118,3 +118,18 @@ def test_p3109_saturation_named():
     b = rep.diagnosis["best"][0]
     assert rep.diagnosis["explained"] == 1.0
     assert (b["scheme"], b["random_nbits"], b["saturation"]) == ("stochastic_c", 3, "satfinite")
+
+
+def test_cli(tmp_path, monkeypatch, capsys):
+    """python -m softfloat verify FMT OP --impl m:f --rounding S --random-nbits N."""
+    (tmp_path / "srdev_cli.py").write_text(
+        "import softfloat as sf\n"
+        "def dev(a, R):\n"
+        "    return sf.convert(a, 'fp8_e5m2', 'fp4_e2m1', 'stochastic_a', random_bits=R >> 1,\n"
+        "                      random_nbits=2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from softfloat.verify import main
+    rc = main(["fp8_e5m2", "convert:fp4_e2m1", "--impl", "srdev_cli:dev", "--rounding",
+               "stochastic_a", "--random-nbits", "3"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "2048 cases" in out and "stochastic_a with N=2 (its top 2" in out

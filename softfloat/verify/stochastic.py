@@ -202,8 +202,8 @@ def diagnose(op, fmt, operands, R, got, rounding, nbits, *, check_nan=True, poli
                    f"explains them all")
     if len(best) > 1:
         summary += (f" (also explained as well by: "
-                    + "; ".join(f"{c['scheme']} N={c['random_nbits']} ({c['layout']})"
-                                for c in best[1:]) + ")")
+                    + "; ".join(f"{c['scheme']} N={c['random_nbits']} ({c['layout']}), "
+                                f"{okey} {c[okey]}" for c in best[1:]) + ")")
     return {"declared": declared, "best": best, "explained": best_share, "summary": summary}
 
 
