@@ -199,4 +199,10 @@ def expected_units(grid: Grid, sign, mag, U, scheme, N, R):
     if grid.kind in ("fnuz", "p3109"):                      # no -0
         out = np.where(codes[pos] == 0, 0, out)
     ovf = np.array([grid.overflow_code(0), grid.overflow_code(1)], np.int64)
-    return np.where(over, ovf[sign], out)
+    out = np.where(over, ovf[sign], out)
+    if grid.kind == "p3109" and not grid.signed:
+        # a negative result lies below Mlo = 0 (4.7.5): NaN under SatNone, else 0;
+        # one that rounds to zero is zero
+        neg = (sign == 1) & (S != 0)
+        out = np.where(neg, 2**grid.K - 1 if grid.saturation == "satnone" else 0, out)
+    return out

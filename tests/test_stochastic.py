@@ -204,7 +204,8 @@ def test_input_checks():
 
 
 _P3109 = [("binary8p3se", 8, 3, True, True), ("binary8p4sf", 8, 4, True, False),
-          ("binary6p2se", 6, 2, True, True), ("binary6p1se", 6, 1, True, True)]
+          ("binary6p2se", 6, 2, True, True), ("binary6p1se", 6, 1, True, True),
+          ("binary7p3ue", 7, 3, False, True), ("binary6p2uf", 6, 2, False, False)]
 
 
 @pytest.mark.parametrize("name,K,P,signed,ext", _P3109)
