@@ -133,3 +133,27 @@ def test_cli(tmp_path, monkeypatch, capsys):
                "stochastic_a", "--random-nbits", "3"])
     out = capsys.readouterr().out
     assert rc == 1 and "2048 cases" in out and "stochastic_a with N=2 (its top 2" in out
+
+
+def test_vendor_alignment_told_apart():
+    """The open point of cvt.rs e4m3x4 (16 random bits, 20 discarded): a device
+    that adds them at the f32's lowest bits (align="bottom"), checked against
+    the default model, is named add-and-truncate with the 16 bits at the bottom
+    of a 20-bit field."""
+    from softfloat import sr_vendor as V
+    rng = np.random.default_rng(4)
+    x = (rng.uniform(0.1, 8, 20000) * rng.choice([-1, 1], 20000)).astype(np.float32)
+    R = rng.integers(0, 1 << 16, x.size).astype(np.uint64)
+
+    def dev(a, r):
+        f = a.view(np.float32)
+        return (V.ptx_cvt_rs_f8x4_f32(f, f, f, f, (r.astype(np.uint32) << 16) | r.astype(np.uint32),
+                                      "e4m3", align="bottom") & 0xFF).astype(np.uint8)
+
+    rep = sf.verify(dev, "convert:fp8_e4m3", "fp32", "stochastic_add",
+                    (x.view(np.uint32), R), random_nbits=16)
+    assert not rep.ok
+    b = rep.diagnosis["best"][0]
+    assert rep.diagnosis["explained"] == 1.0
+    assert (b["scheme"], b["random_nbits"]) == ("stochastic_add", 20)
+    assert "bottom of a 20-bit field (4 bits too low)" in b["layout"]
