@@ -162,7 +162,13 @@ def _setup(fmt, rounding, random_bits, random_nbits, policies, op, shape):
     """(res, pol, key, rb, have_rb): the policy tuple with the scheme's code and N,
     the random operand or the stream key."""
     scheme = scheme_of(rounding)
-    res = resolve("stochastic" if scheme else rounding, **policies)
+    pobj = policies.pop("policy", None)
+    if pobj is not None and scheme:
+        # a Policy value holds a Rounding: the scheme rides on its "stochastic"
+        res = resolve(None, policy=pobj, **{k: v for k, v in policies.items() if v is not None})
+        res = res.replace(rounding=Rounding.STOCHASTIC)
+    else:
+        res = resolve("stochastic" if scheme else rounding, policy=pobj, **policies)
     if res.rounding != Rounding.STOCHASTIC:
         raise ValueError(f"random_bits/random_nbits are for stochastic rounding "
                          f"('stochastic' or one of {list(STOCHASTIC_SCHEMES)}), not "
@@ -188,7 +194,7 @@ def _setup(fmt, rounding, random_bits, random_nbits, policies, op, shape):
 
 
 def _finish(out, flg, allf, res, shape, return_flags, dtype):
-    res.context.flags |= Flags(int(allf))
+    res.flags_sink().flags |= Flags(int(allf))
     out = out.astype(dtype, copy=False).reshape(shape)
     if return_flags:
         return out, flg.reshape(shape)

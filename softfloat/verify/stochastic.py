@@ -265,7 +265,7 @@ def cli_main(args, space) -> int:
             raise ValueError("--random-nbits takes --impl module:function")
         rep = verify_stochastic(args.impl, args.op, args.format, args.rounding, space,
                                 random_nbits=args.random_nbits, seed=args.seed,
-                                check_nan=not args.any_nan, diagnose_fails=not args.no_diagnosis,
+                                check_nan=args.check_nan, diagnose_fails=not args.no_diagnosis,
                                 max_examples=args.examples)
     except (ValueError, TypeError, ImportError, AttributeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -226,27 +226,35 @@ def onednn_k_block(k: int, a_kmajor: bool = False) -> int:
     return 512 if (k <= 1024 or a_kmajor) else 1024
 
 def onednn_fp16_k_block(k: int, a_kmajor: bool = False) -> int:
-    """oneDNN's k chunk on the half path (avx512_fp16), as the probe finds it on
-    such a machine (torch 2.13, k up to 6000, m, n in 2..60): chunks of 1024, or of
-    512 when ``a`` is stored k-major; each chunk its own chain from 0."""
-    return max(1, min(k, 512 if a_kmajor else 1024))
+    """oneDNN's k chunk on the half path (avx512_fp16): the chunks of its bfloat16
+    path (`onednn_k_block`): k <= 512 one chain, 512 < k <= 1024 chunks of 512 (a
+    chain over the whole k differs from torch there), larger k chunks of 1024, or of
+    512 when ``a`` is stored k-major. Claimed only where `host_probe` confirms it
+    on the running CPU."""
+    return onednn_k_block(k, a_kmajor)
 
 
-#: the largest k for which the oneDNN bfloat16 path is claimed (the k chunking
-#: of `onednn_k_block` was probed for k up to 4096 with m, n in 4..200)
+#: the largest k for which a oneDNN path can be claimed (bfloat16 on avx512_bf16:
+#: k = 8192 with ``a`` transposed and 2 threads already differs from the chunking
+#: of `onednn_k_block`)
 ONEDNN_MAX_K = 4096
 
 
 def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
-    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU
-    (m, n >= 2; the oneDNN paths only up to k = ONEDNN_MAX_K; the oneDNN
-    bfloat16 path, modelled as it runs on avx512_bf16, not on a CPU with AMX
-    bfloat16 tiles, `host_has_amx_bf16`, whose tile order differs)."""
+    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU:
+    m, n >= 2, the oneDNN paths only up to k = `ONEDNN_MAX_K`, and only where
+    torch on this CPU matched the model on the probe shapes of the same path and k
+    range (`host_probe`, run once per process: every layout, 1 and 2 threads and
+    torch's thread count). A path this CPU takes differently (oneDNN's half path
+    on avx512_fp16, its bfloat16 path on AMX tiles) is thereby not claimed unless
+    the probe confirms it; without torch nothing is claimed."""
+    from .hostprobe import host_probe, regime
     if m < 2 or n < 2:
         return False
-    if matmul_path(m, k, n, fmt) == "onednn_bf16" and host_has_amx_bf16():
+    key = regime(m, k, n, fmt)
+    if key is None:
         return False
-    return not (matmul_path(m, k, n, fmt).startswith("onednn") and k > ONEDNN_MAX_K)
+    return bool(host_probe().get((get_format(fmt).name,) + key, False))
 
 
 def torch_cpu_matmul(a, b, fmt, *, bias=None):
