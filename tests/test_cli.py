@@ -303,3 +303,31 @@ def test_loss_curves_and_gradient_histogram_are_readable(tmp_path):
         h, w = mpimg.imread(os.path.join(tmp_path, name)).shape[:2]
         assert w / h < 2.6, (name, w, h)
     assert len(paths) >= 2
+
+
+def test_warmup_common_set_asks_for_the_kernels_of_the_tour_and_verify(monkeypatch,
+                                                                       fast_paths_on):
+    """Every fp16/bf16 pass-1 kernel (format, op, mode) that the README tour's
+    arithmetic and sf.array line and docs/verify.md's first call ask for is asked
+    for by the common set too (spied, with a kernel that refuses: the calls then
+    take the general kernels, and nothing new is compiled)."""
+    import softfloat as sf
+    from softfloat import warmup
+    from softfloat._kernels import eft
+    seen = set()
+
+    def spy(params, op, mode):
+        seen.add((tuple(params), int(op), int(mode)))
+        return lambda lo, hi, *a: -1
+
+    monkeypatch.setattr(eft, "kernel", spy)
+    x = sf.array(np.linspace(0, 1, 5), "bf16")
+    repr(np.sqrt(x * x + 1.0))
+    a = sf.to_bits(np.array([1.0, 65504.0, 0.0]), "fp16")
+    sf.add(a, a, "fp16"), sf.add(a, a, "fp16", "upward"), sf.fma(a, a, a, "fp16")
+    warmup._verify_example()
+    tour, seen = set(seen), set()
+    for name, fn in warmup.tasks():
+        if warmup.group_of(name) in ("arith", "sweep"):
+            fn()
+    assert tour and tour <= seen, sorted(tour - seen)
