@@ -49,6 +49,14 @@ import numpy as np
 
 from . import _validate as V
 from .formats import get_format
+from .specialize import all_ones_nan_bits, default_nan_bits
+
+
+def _canonical_nan(fmt) -> int:
+    """The NaN cuBLAS writes: every bit but the sign set (OCP e4m3's only NaN is that
+    pattern too, its format's default NaN)."""
+    f = get_format(fmt)
+    return all_ones_nan_bits(f) if f.kind == "ieee" else default_nan_bits(f)
 
 __all__ = ["gemm", "scaled_mm", "GemmInfo", "CLAIMS", "SPLIT_ORDERS", "DEVICES"]
 
@@ -70,8 +78,6 @@ _FP8 = ("fp8_e4m3", "fp8_e5m2")
 _FP8_MAX = {"fp8_e4m3": 448.0, "fp8_e5m2": 57344.0}
 _OUT_FMTS = ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2")
 _IN_FMTS = ("fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
-_CANON_NAN = {"fp32": 0x7FFFFFFF, "bf16": 0x7FFF, "fp16": 0x7FFF, "fp8_e4m3": 0x7F,
-              "fp8_e5m2": 0x7F}
 _MMAEMU_OUT = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16",
                "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 _PROMOTE = 128          # products per chain without fast accumulation (fp8)
@@ -131,10 +137,13 @@ def _fmt(name, what, allowed):
 
 def _unit(arch, fa, fb):
     """The matrix unit (fp32 accumulator) for fa x fb operands, or None for the
-    binary32 FMA path."""
+    binary32 FMA path (float32 operands on NVIDIA GPUs)."""
     from .mma import tensor_core
-    if fa == "fp32":
-        return None
+    if fa == "fp32" or fb == "fp32":
+        try:                                    # AMD's fp32 matrix instructions
+            return tensor_core(arch, "fp32", "fp32")
+        except ValueError:
+            return None                         # NVIDIA: the SIMT FMA chain
     if fa in _FP8 or fb in _FP8:
         if (fa in _FP8) != (fb in _FP8):
             raise ValueError(f"operand formats {fa} x {fb}: fp8 operands pair with fp8 only")
@@ -305,14 +314,14 @@ def _to_out(y, out_fmt):
             y = np.where(nan, y, np.clip(y, -mx, mx)).astype(np.float32)
         bits = to_bits(y, out_fmt, **_RNE)
     if nan.any():
-        bits[nan] = _CANON_NAN[out_fmt]
+        bits[nan] = _canonical_nan(out_fmt)
     return bits
 
 
 def _epilogue(acc, alpha, beta, cv, biasv, sa, sb, out_fmt):
     """acc float32 (..., m, n); cv, biasv float32 values or None; sa, sb float32
     arrays broadcastable to acc (or None). Returns encodings of out_fmt."""
-    from .arith import fma, mul, add
+    from .arith import fma
     f32 = lambda x: np.ascontiguousarray(x, np.float32).view(np.uint32)   # noqa: E731
     if sa is not None:
         with np.errstate(invalid="ignore", over="ignore"):
@@ -476,6 +485,8 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
                              f"(with leading axes {batch})") from None
     elif c_fmt is not None:
         raise ValueError("c_fmt given without c")
+    elif be != 0:
+        raise ValueError(f"beta = {beta} needs c (beta * c is added in the epilogue)")
     if bias is not None:
         if bias_fmt is None:
             raise ValueError("bias needs bias_fmt ('fp32', 'bf16' or 'fp16')")

@@ -26,7 +26,7 @@ K_FINITE, K_FNU = KIND_CODES["finite"], KIND_CODES["fnu"]
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.
-NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP = 0, 1, 2
+NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE_LAST = 0, 1, 2, 3
 
 # Policy tuple layout (built by softfloat.context.kernel_policy):
 #   P_MODE    rounding code (read by core.round_pack only)
