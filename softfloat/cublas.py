@@ -192,7 +192,8 @@ def _plan(K, S, order, restart):
             if lo >= hi:
                 splits.append([])
             elif restart:
-                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE)) for k0 in range(lo, hi, _PROMOTE)])
+                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE))
+                               for k0 in range(lo, hi, _PROMOTE)])
             else:
                 splits.append([np.arange(lo, hi)])
         return splits
@@ -567,27 +568,28 @@ def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source
     scaled_semantics = not (rowwise or has_bias or has_c or alpha != np.float32(1))
     if fp8 and profile is not None and scaled_semantics:
         split_ok = S == 1 if dec is None else bool(dec.verified)
+        why = f"split (S={S}, {order}) was never replayed on the {_PLATFORM_NAME[profile]} " \
+              f"(mmaemu's verified combinations)"
         if S > 1 and dec is None:
             try:
                 split_ok = bool(_mmaemu_split(profile, *mnk, fa, fb, fo, fast, (S, order)).verified)
             except ImportError:
-                notes.append(f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split "
-                             f"was replayed on the hardware is not known")
-            except ValueError as e:
-                notes.append(f"split (S={S}, {order}): not a layout of this device's kernels "
-                             f"({e})")
+                why = (f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split was "
+                       f"replayed on the hardware is not known")
         if not split_ok:
-            notes.append(f"split (S={S}, {order}) was never replayed on the "
-                         f"{_PLATFORM_NAME[profile]} (mmaemu's verified combinations)")
+            notes.append(why)
         else:
             claim = "validated"
             by = (f"mmaemu 0.1.0 reference model (recordings of the {_PLATFORM_NAME[profile]}): "
                   f"parity tests; MMA-Sim 2.1.1 instruction parity")
     elif fp8 and profile is not None:
-        notes.append("bias, C, alpha != 1 or row-wise scales: the epilogue is modelled")
+        notes.append("row-wise scales: torch runs them through CUTLASS kernels, modelled here "
+                     "as cuBLASLt's chain and epilogue" if rowwise else
+                     "bias, C or alpha != 1: the epilogue is modelled")
     elif fp8 and arch in ("hopper", "ada"):
-        notes.append(f"the same kernels as the recorded {'H100 PCIe' if arch == 'hopper' else 'RTX 4060'}"
-                     f" are assumed; not recorded on {dev_name}")
+        rec = "H100 PCIe" if arch == "hopper" else "RTX 4060"
+        notes.append(f"the same kernels as the recorded {rec} are assumed; not recorded on "
+                     f"{dev_name}")
     return GemmInfo(instruction=ins, splitk=(S, order), split_source=source, claim=claim,
                     validated_by=by, device=dev_name, arch=arch, accumulation=acc,
                     notes=tuple(notes))

@@ -310,6 +310,9 @@ def test_auto_without_mmaemu(monkeypatch):
     assert info.split_source == "default S=1" and info.splitk == (1, "none")
     assert any("not installed" in s for s in info.notes)
     assert np.all(out.view(np.float32) == 128.0)
+    _, info = cublas.scaled_mm(A, B, np.float32(1), np.float32(1), device="rtx4060",
+                               out_fmt="fp32", splitk=(2, "serial"), return_info=True)
+    assert info.claim == "modelled" and any("not installed" in s for s in info.notes)
 
 
 def test_auto_uses_recorded_split():
