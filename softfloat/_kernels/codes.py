@@ -34,7 +34,7 @@ C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.
 NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE_LAST = 0, 1, 2, 3
 
-# Policy tuple layout (built by softfloat.context.kernel_policy):
+# Policy tuple layout (built by softfloat.context.Policy.kernel_tuple):
 #   P_MODE    rounding code (read by core.round_pack only)
 #   P_FTZ     flush subnormal results to zero (after rounding)
 #   P_DAZ     read subnormal operands as zero
