@@ -99,6 +99,8 @@ MODE_READS = {
         "is_sr_code": "round_pack's helper: which codes round stochastically",
         "scheme_round_up": "round_pack's step 3 for the explicit-bit schemes"},
     "softfloat/stochastic.py": {"_setup": _DISPATCH},
+    "softfloat/verify/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
+                                                            "against (a name, not a rounding)"},
     "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
