@@ -315,47 +315,57 @@ _POLICY_DOC = """
 # + - * / fma sqrt
 # ---------------------------------------------------------------------------
 def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+        saturation=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
     return _binary(kernels.OP_ADD, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+        saturation=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
     return _binary(kernels.OP_SUB, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+        saturation=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
     return _binary(kernels.OP_MUL, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+        saturation=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
     return _binary(kernels.OP_DIV, a, b, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+        daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+        saturation=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
     pols = dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+                saturation=saturation)
     fb = _validate.target_format(fmt)
     r = _blocked(lambda x, y, z: fma(x, y, z, fb, rounding, return_flags=return_flags,
                                      **pols), (a, b, c), fb, rounding, return_flags, pols) \
@@ -364,7 +374,8 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         return r
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
     use_eft = _eft_ok(f, res, pol)
     shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"),
                                                       _kdtype(f) if use_eft else _validate.KERNEL_BITS)
@@ -398,12 +409,14 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
 
 
 def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
-         overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None):
+         overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+         saturation=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
     return _unary(kernels.OP_SQRT, a, fmt, rounding, return_flags, dict(
         subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),
@@ -524,14 +537,16 @@ maximum_number = _make_minmax("maximum_number", kernels.OP_MAXNUM,
 # integral values and integers
 # ---------------------------------------------------------------------------
 def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
-                      subnormals=None, daz=None, nan=None, sr_bits=None, seed=None, rng=None):
+                      subnormals=None, daz=None, nan=None, sr_bits=None, seed=None, rng=None,
+                      saturation=None):
     """Round to an integral value of the format in the mode (IEEE roundToIntegral;
     with ``exact=True`` roundToIntegralExact, which raises inexact when the value
     changes). The sign is kept (-0.5 -> -0). NaN: the NaN policy; sNaN invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_RINT / OP_RINTX)."""
     op = kernels.OP_RINTX if _check_bool(exact, "exact") else kernels.OP_RINT
     return _unary(op, a, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, daz=daz, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng))
+        subnormals=subnormals, daz=daz, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
@@ -548,7 +563,8 @@ def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
 
 
 def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
-             daz=None, sr_bits=None, seed=None, rng=None):
+             daz=None, sr_bits=None, seed=None, rng=None,
+             saturation=None):
     """Encodings -> int32, rounded in the mode (IEEE convertToInteger; with
     ``exact=True`` convertToIntegerExact, which raises inexact).
 
@@ -556,21 +572,25 @@ def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnorma
     -2**31 (0x80000000, x86's "integer indefinite", as SoftFloat's 8086-SSE
     specialization does for both signs). Wraps `softfloat._kernels.arith.to_int_array`."""
     return _to_int(a, fmt, rounding, 32, exact, return_flags, dict(
-        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 def to_int64(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
-             daz=None, sr_bits=None, seed=None, rng=None):
+             daz=None, sr_bits=None, seed=None, rng=None,
+             saturation=None):
     """Encodings -> int64, as `to_int32` (invalid -> -2**63)."""
     return _to_int(a, fmt, rounding, 64, exact, return_flags, dict(
-        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
 
 
 _INT_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
 
 
 def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-             overflow=None, tininess=None, sr_bits=None, seed=None, rng=None):
+             overflow=None, tininess=None, sr_bits=None, seed=None, rng=None,
+             saturation=None):
     """Signed integers (int8/16/32/64 arrays, or Python ints) -> encodings of
     ``fmt``, correctly rounded (overflow per the overflow policy). Unsigned arrays
     are refused (they look like encodings): cast them to a signed type first.
@@ -589,7 +609,8 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
                                               ".astype(np.int64)" if arr.dtype.kind == "u" else ""))
     f, res, pol, key = _setup(fmt, rounding, dict(
         subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
-        sr_bits=sr_bits, seed=seed, rng=rng))
+        sr_bits=sr_bits, seed=seed, rng=rng,
+        saturation=saturation))
     src = _validate.writable(_validate.flat(arr.astype(np.int64, copy=False)))
     out = np.empty(src.size, _validate.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)

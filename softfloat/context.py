@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _validate
 from . import config
-from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
+from ._kernels.codes import (OVF_IEEE, OVF_NAN, OVF_SATURATE, SAT_FINITE, SAT_NONE,
+                            SAT_PROPAGATE)
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
@@ -24,6 +25,8 @@ __all__ = ["Context", "getcontext", "setcontext", "localcontext", "OVERFLOW_POLI
            "NAN_POLICIES", "TININESS"]
 
 OVERFLOW_POLICIES = ("ieee", "saturate", "nan")
+#: P3109 saturation modes (P3109 formats only; their kernel codes)
+SATURATION_MODES = {"satnone": SAT_NONE, "satfinite": SAT_FINITE, "satpropagate": SAT_PROPAGATE}
 NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
 
@@ -43,6 +46,10 @@ def check_option(name: str, v):
         if v is not None and (not isinstance(v, str) or v not in OVERFLOW_POLICIES):
             raise ValueError(f"unknown overflow policy {v!r}; expected None or one of "
                              f"{OVERFLOW_POLICIES}")
+    elif name == "saturation":
+        if v is not None and (not isinstance(v, str) or v not in SATURATION_MODES):
+            raise ValueError(f"unknown saturation {v!r}; expected None or one of "
+                             f"{tuple(SATURATION_MODES)} (P3109 formats only)")
     elif name == "tininess":
         if not isinstance(v, str) or v not in TININESS:
             raise ValueError(f"unknown tininess {v!r}; expected 'after' or 'before'")
@@ -119,6 +126,7 @@ class Context:
     ftz: bool | None = None
     daz: bool | None = None
     overflow: str | None = None
+    saturation: str | None = None
     tininess: str = "after"
     nan: object = "propagate"
     sr_bits: int = 32
@@ -200,10 +208,12 @@ class Resolved:
     seed: object
     context: Context
     fast_paths: bool = True
+    saturation: str | None = None
 
 
 def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
-            tininess=None, nan=None, sr_bits=None, seed=None, rng=None) -> Resolved:
+            tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+            saturation=None) -> Resolved:
     ctx = getcontext()
     r = get_rounding(ctx.rounding if rounding is None else rounding)
     sub = ctx.subnormals if subnormals is None else check_option("subnormals", subnormals)
@@ -221,17 +231,30 @@ def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
     check_option("seed", sd)
-    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx, bool(ctx.fast_paths))
+    sat = ctx.saturation if saturation is None else check_option("saturation", saturation)
+    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx, bool(ctx.fast_paths),
+                    sat)
 
 
 def kernel_policy(res: Resolved, fmt: Format) -> tuple:
-    """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*)."""
+    """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*).
+    For P3109 formats the overflow slot holds the saturation mode (SAT_*)."""
     ov = res.overflow
+    if fmt.is_p3109:
+        if ov is not None:
+            raise ValueError(f"overflow={ov!r} is not for P3109 formats ({fmt.name}); "
+                             f"give saturation= one of {tuple(SATURATION_MODES)}")
+        ovc = SATURATION_MODES[res.saturation or "satnone"]
+        ov = "p3109"
+    elif res.saturation is not None:
+        raise ValueError(f"saturation={res.saturation!r} is for P3109 formats only; {fmt.name} "
+                         f"keeps its overflow rules (overflow=)")
     if ov is None:
         ov = "ieee" if fmt.has_inf else "nan"
     if ov == "nan" and fmt.has_inf:
         raise ValueError(f"overflow='nan' is for formats without infinity; {fmt.name} has one")
-    ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[ov]
+    if ov != "p3109":
+        ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[ov]
     nanmode, nanbits = kernel_nan(res.nan, fmt)     # ValueError for a non-NaN pattern
     return (np.int64(int(res.rounding)), np.int64(res.ftz), np.int64(res.daz), np.int64(ovc),
             np.int64(res.tininess == "before"), np.int64(nanmode), np.int64(nanbits),

@@ -91,8 +91,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
             res.context.flags |= Flags(int(allf))
             return out.reshape(shape)
         # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
-    # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
-    fast_ok = (res.fast_paths and dk != 4 and sk == 0 and sM > dM and db <= sb
+    # (not for fnu targets, e8m0: no sign, no zero, no subnormals; nor P3109 ones)
+    fast_ok = (res.fast_paths and dk < 4 and sk == 0 and sM > dM and db <= sb
                and pol[P_NAN] != NAN_KEEP)
     spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:
@@ -132,7 +132,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
 
 
 def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
-            tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False):
+            tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+            saturation=None, return_flags=False):
     """Round float values into ``fmt`` and return the encodings.
 
     Parameters
@@ -161,7 +162,8 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
     a = _validate.as_values(x)
     dst = _validate.target_format(fmt)
     res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
-                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+                  saturation=saturation)
     return _run_convert(_validate.int_view(a), _validate.HOST_FORMATS[a.dtype], dst, res, return_flags,
                         a.shape)
 
@@ -172,6 +174,10 @@ def from_bits(bits, fmt) -> np.ndarray:
     Wraps `softfloat._kernels.convert.to_float64_array`.
     """
     f = _validate.target_format(fmt)
+    if not f.fits_float64:
+        raise ValueError(f"{f.name} has values beyond float64 (2**{f.min_exponent} to below "
+                         f"2**{f.emax + 1}): from_bits/quantize cannot give them exactly; use "
+                         f"softfloat.p3109.decode (exact Fractions) or decode_parts")
     b = _validate.as_bits(bits, f)
     src = _validate.writable(_validate.flat(b))
     if src.dtype != np.uint16:          # one signature beside the hot uint16 one
@@ -196,6 +202,7 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, **policies):
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
             overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+            saturation=None,
             return_flags=False):
     """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
 
@@ -208,5 +215,6 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
     d = _validate.target_format(dst_fmt)
     b = _validate.as_bits(bits, s, "bits")
     res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
-                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng)
+                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+                  saturation=saturation)
     return _run_convert(b, s, d, res, return_flags, b.shape)
