@@ -20,6 +20,7 @@ from .lparray import *  # noqa: F401,F403  (the low-precision array type)
 from .platforms import *  # noqa: F401,F403  (platform descriptions)
 from .model_hook import register_model  # noqa: F401
 from . import mx, mx_gemm  # noqa: F401,E402  (block-scaled formats, fp8 GEMM models)
+from . import p3109  # noqa: F401,E402  (IEEE P3109 operations)
 
 __version__ = "0.1.0"
 

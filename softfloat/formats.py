@@ -178,6 +178,11 @@ class Format:
         return (self.nbits, self.mbits + 1, signed, ext)
 
     @property
+    def p3109_one_bits(self) -> int:
+        """The code of 1.0 in a P3109 format: 2**(K-2) signed, 2**(K-1) unsigned."""
+        return self.bias << self.mbits
+
+    @property
     def fits_float64(self) -> bool:
         """Whether every finite value is a normal float64 (or zero): False for the
         P3109 formats of wide exponent range (e.g. binary16p1ue, whose values

@@ -197,3 +197,137 @@ def value_key(v):
     n, d = v.numerator, v.denominator
     x = (abs(n) & -abs(n)).bit_length() - 1      # trailing zero bits of n
     return (0, n >> x, x - (d.bit_length() - 1))  # d is a power of two
+
+
+# ---------------------------------------------------------------------------
+# exact operations on extended reals (4.10) and IEEE targets (4.8, 4.14)
+# ---------------------------------------------------------------------------
+def _isinf(v):
+    return v in (INF, NINF)
+
+
+def _neg(v):
+    if isinstance(v, Fraction):
+        return -v
+    return {INF: NINF, NINF: INF, NAN: NAN}[v]
+
+
+def _sgn(v):
+    return 1 if (v == INF or (isinstance(v, Fraction) and v > 0)) else \
+        -1 if (v == NINF or (isinstance(v, Fraction) and v < 0)) else 0
+
+
+def op_add(x, y):
+    if NAN in (x, y):
+        return NAN
+    if _isinf(x) and _isinf(y):
+        return x if x == y else NAN
+    if _isinf(x):
+        return x
+    if _isinf(y):
+        return y
+    return x + y
+
+
+def op_mul(x, y):
+    if NAN in (x, y):
+        return NAN
+    if _isinf(x) or _isinf(y):
+        s = _sgn(x) * _sgn(y)
+        return NAN if s == 0 else (INF if s > 0 else NINF)
+    return x * y
+
+
+def op_div(x, y):
+    if NAN in (x, y) or y == 0 or (_isinf(x) and _isinf(y)):
+        return NAN
+    if _isinf(y):
+        return Fraction(0)
+    if _isinf(x):
+        return INF if _sgn(x) * _sgn(y) > 0 else NINF
+    return x / y
+
+
+def op_fma(x, y, z):
+    return op_add(op_mul(x, y), z)
+
+
+def op_sqrt(x, extra_bits=200):
+    """The square root, or a rational strictly between the same two dyadic
+    neighbours 2**-extra_bits apart (enough for every rounding here)."""
+    if x == NAN or x == NINF or (isinstance(x, Fraction) and x < 0):
+        return NAN
+    if x == INF or x == 0:
+        return x
+    t = extra_bits
+    n = x * Fraction(2) ** (2 * t)
+    q = _isqrt(n.numerator // n.denominator)
+    if Fraction(q * q) == n:
+        return Fraction(q, 2 ** t)
+    return (q + Fraction(1, 2)) / Fraction(2) ** t
+
+
+def _isqrt(n):
+    import math
+    return math.isqrt(n)
+
+
+def ieee_project(X, P, E, mode="nearest_even", sat="satnone"):
+    """omega-Project into an IEEE format of precision P and E exponent bits
+    (binary32: 24, 8), signed and extended: encodings with +0, the quiet NaN."""
+    B = 2 ** (E - 1) - 1
+    M = P - 1
+    if X == NAN:
+        return ((2 ** E - 1) << M) | (1 << (M - 1))
+    Mhi = (2 - Fraction(1, 2 ** M)) * Fraction(2) ** B
+    R = round_to_precision(X, P, B, mode)
+    # the saturation table for a signed extended format
+    if R == INF:
+        S = Mhi if sat == "satfinite" else INF
+    elif R == NINF:
+        S = -Mhi if sat == "satfinite" else NINF
+    elif R > Mhi:
+        S = Mhi if (sat != "satnone" or mode in ("toward_zero", "downward")) else INF
+    elif R < -Mhi:
+        S = -Mhi if (sat != "satnone" or mode in ("toward_zero", "upward")) else NINF
+    else:
+        S = R
+    sbit = 1 << (E + M)
+    if S in (INF, NINF):
+        return ((2 ** E - 1) << M) | (sbit if S == NINF else 0)
+    if S == 0:
+        return 0
+    a = abs(S)
+    e = max(floor_log2(a), 1 - B)
+    sig = a * Fraction(2) ** (M - e)
+    assert sig.denominator == 1
+    sig = sig.numerator
+    code = sig if sig < 2 ** M else ((e + B) << M) | (sig - 2 ** M)
+    return code | (sbit if S < 0 else 0)
+
+
+IEEE = {"binary32": (24, 8), "binary16": (11, 5), "bfloat16": (8, 8)}
+
+
+def decode_ieee(code, P, E):
+    """Exact value of an IEEE encoding, -0 read as 0 and every NaN as NaN (4.8)."""
+    M = P - 1
+    s, e, f = code >> (E + M), (code >> M) & (2 ** E - 1), code & (2 ** M - 1)
+    if e == 2 ** E - 1:
+        return NAN if f else (NINF if s else INF)
+    B = 2 ** (E - 1) - 1
+    v = Fraction(f, 2 ** M) * Fraction(2) ** (1 - B) if e == 0 else \
+        (1 + Fraction(f, 2 ** M)) * Fraction(2) ** (e - B)
+    return -v if s else v
+
+
+def value(code, name):
+    if name in IEEE:
+        return decode_ieee(code, *IEEE[name])
+    return decode(code, *parse_name(name))
+
+
+def project_to(X, name, mode="nearest_even", sat="satnone"):
+    if name in IEEE:
+        return ieee_project(X, *IEEE[name], mode, sat)
+    return project(X, name, mode, sat)
