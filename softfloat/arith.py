@@ -207,8 +207,11 @@ def _binary(op, a, b, fmt, rounding, return_flags, policies):
 def _binary_one(op, a, b, fmt, rounding, return_flags, policies):
     f, res, pol, key = _setup(fmt, rounding, policies)
     use_eft = op in _FAST_OPS and _eft_ok(f, res, pol)
-    fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
-            and res.fast_paths)
+    # (signed P3109 formats with P >= 2 too: their normal codes are IEEE's; pass 2
+    # takes every special, subnormal, zero, overflow and top-exponent element)
+    fast = (op in _FAST_OPS and (f.kind == "ieee" or (f.kind in ("p3109se", "p3109sf")
+                                                      and f.mbits >= 1))
+            and res.rounding != Rounding.STOCHASTIC and res.fast_paths)
     kdt = _kdtype(f) if fast else _validate.KERNEL_BITS
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
@@ -428,8 +431,9 @@ for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),
 # sign operations (bit operations: no flags, NaNs untouched)
 # ---------------------------------------------------------------------------
 def _fnuz_fixed(x, r, f):
-    """fnuz has no -0 and its NaN is the -0 pattern: zero and NaN stay as they are."""
-    if f.kind == "fnuz":
+    """fnuz has no -0 and its NaN is the -0 pattern: zero and NaN stay as they are
+    (signed P3109 formats too)."""
+    if f.kind in ("fnuz", "p3109se", "p3109sf"):
         keep = (x & (f.sign_mask - 1)) == 0
         r = np.where(keep, x, r).astype(f.dtype)
     return r
@@ -447,8 +451,10 @@ def neg(a, fmt, *, return_flags=False):
     f = _validate.target_format(fmt)
     x = _validate.as_bits(a, f, "a")
     if not f.has_sign:
-        return _signop_result(np.full(x.shape, specialize.fresh_nan_bits(f), f.dtype),
-                              return_flags)
+        r = np.full(x.shape, specialize.fresh_nan_bits(f), f.dtype)
+        if f.has_zero:                  # unsigned P3109: -0 is 0
+            r = np.where(x == 0, x, r).astype(f.dtype)
+        return _signop_result(r, return_flags)
     r = _fnuz_fixed(x, (x ^ f.dtype.type(f.sign_mask)).astype(f.dtype), f)
     return _signop_result(r, return_flags)
 

@@ -91,8 +91,10 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
             res.context.flags |= Flags(int(allf))
             return out.reshape(shape)
         # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
-    # (not for fnu targets, e8m0: no sign, no zero, no subnormals; nor P3109 ones)
-    fast_ok = (res.fast_paths and dk < 4 and sk == 0 and sM > dM and db <= sb
+    # (not for fnu targets, e8m0: no sign, no zero, no subnormals; nor for unsigned
+    # P3109 ones or P = 1, whose parity is the exponent's)
+    fast_ok = (res.fast_paths and (dk < 4 or (dst.kind in ("p3109se", "p3109sf") and dM >= 1))
+               and sk == 0 and sM > dM and db <= sb
                and pol[P_NAN] != NAN_KEEP)
     spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:

@@ -156,3 +156,59 @@ def test_projection_fast_subset(name):
 @pytest.mark.parametrize("name", [n for n in SMALL if n not in FAST_SMALL])
 def test_projection_every_small_format(name):
     check_projection(name)
+
+
+# ---------------------------------------------------------------------------
+# the fast paths against the general kernels (same bits, same flags)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["binary8p4se", "binary8p3sf", "binary8p2se", "binary16p11se",
+                                  "binary12p5sf", "binary8p3ue", "binary8p1se"])
+def test_fast_paths_match_general_kernels(name):
+    f = get_format(name)
+    rng = np.random.default_rng(7)
+    fin = np.flatnonzero(np.isfinite(sf.from_bits(np.arange(1 << f.nbits).astype(f.dtype), f)))
+    top = float(sf.from_bits(f.dtype.type(f.max_bits), f))
+    x = np.concatenate([rng.standard_normal(3000) * top / 4, rng.standard_normal(500) * top,
+                        rng.standard_normal(500) * 2.0 ** f.min_exponent * 8,
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0, top * 1.1, -top * 1.1]])
+    a = rng.choice(fin, 4000).astype(f.dtype)
+    b = rng.choice(np.arange(1 << f.nbits), 4000).astype(f.dtype)
+    for mode in MODES:
+        for sat in SATS:
+            fast = [sf.to_bits(x, f, mode, saturation=sat, return_flags=True),
+                    sf.to_bits(x.astype(np.float32), f, mode, saturation=sat, return_flags=True)]
+            fast += [op(a, b, f, mode, saturation=sat, return_flags=True)
+                     for op in (sf.add, sf.sub, sf.mul, sf.div)]
+            with sf.localcontext(fast_paths=False):
+                slow = [sf.to_bits(x, f, mode, saturation=sat, return_flags=True),
+                        sf.to_bits(x.astype(np.float32), f, mode, saturation=sat,
+                                   return_flags=True)]
+                slow += [op(a, b, f, mode, saturation=sat, return_flags=True)
+                         for op in (sf.add, sf.sub, sf.mul, sf.div)]
+            for (bf, ff), (bs, fs) in zip(fast, slow):
+                assert np.array_equal(bf, bs) and np.array_equal(ff, fs), (name, mode, sat)
+
+
+def test_names_and_policies():
+    assert get_format("Binary8p3se") is get_format("binary8p3se")
+    assert get_format("BINARY8P4SF").kind == "p3109sf"
+    for bad in ("binary8p8se", "binary17p3se", "binary2p1ue", "binary8p0se", "binary08p3se"):
+        with pytest.raises(ValueError):
+            get_format(bad)
+    with pytest.raises(ValueError, match="ambiguous"):
+        get_format("e04m03")
+    assert get_format("e4m3").kind == "fn" and get_format("e4m3ieee").kind == "ieee"
+    assert get_format("e4m3ieee").max == 240.0 and get_format("e4m3").max == 448.0
+    with pytest.raises(ValueError, match="P3109 formats only"):
+        sf.to_bits(1.0, "fp16", saturation="satfinite")
+    with pytest.raises(ValueError, match="unknown saturation"):
+        sf.to_bits(1.0, "binary8p3se", saturation="clamp")
+    with pytest.raises(ValueError, match="not for P3109"):
+        sf.to_bits(1.0, "binary8p3se", overflow="saturate")
+    with sf.localcontext(saturation="satfinite"):
+        assert sf.to_bits(1e9, "binary8p4se") == 0x7E
+    assert sf.to_bits(1e9, "binary8p4se") == 0x7F
+    # x / 0 is NaN in P3109 formats; neg keeps 0 and NaN
+    assert sf.div(np.uint8(0x40), np.uint8(0), "binary8p3se") == 0x80
+    assert list(sf.neg(np.array([0, 0x80, 0x40], np.uint8), "binary8p3se")) == [0, 0x80, 0xC0]
+    assert list(sf.neg(np.array([0, 0x80], np.uint8), "binary8p3ue")) == [0, 0xFF]

@@ -75,7 +75,9 @@ def test_binary_ops_random_8bit(op, fx, fy, fr):
             check(got, [ref.project_to(v, fr, mode, sat) for v in exact], (op, mode, sat))
 
 
-@pytest.mark.parametrize("fr", ["binary8p3se", "binary32", "binary4p2sf", "binary6p3ue"])
+@pytest.mark.parametrize("fr", ["binary8p3se", "binary32",
+                                pytest.param("binary4p2sf", marks=pytest.mark.slow),
+                                pytest.param("binary6p3ue", marks=pytest.mark.slow)])
 def test_unary_ops_exhaustive(fr):
     for fx in ("binary8p3se", "binary8p4se", "binary4p2sf", "binary6p2uf"):
         x = all_codes(fx)
@@ -109,9 +111,10 @@ def test_fma_faa_random(fr):
                         for a, b, c in X], ("faa", mode))
 
 
-def test_block_dot_product_and_reduce_add():
+@pytest.mark.parametrize("nb", [24, pytest.param(300, marks=pytest.mark.slow)])
+def test_block_dot_product_and_reduce_add(nb):
     fx, fy, fs = "binary8p4se", "binary8p3se", "binary8p1uf"
-    nb, B = 200, 16
+    B = 16
     x = RNG.integers(0, 256, (nb, B)).astype(np.uint8)
     y = RNG.integers(0, 256, (nb, B)).astype(np.uint8)
     # mostly finite operands, a few specials
@@ -146,9 +149,9 @@ def test_block_dot_product_and_reduce_add():
                 check(got, want, ("reduce_add", fr, mode, sat))
 
 
-def test_scaled_ops():
+@pytest.mark.parametrize("n", [60, pytest.param(1000, marks=pytest.mark.slow)])
+def test_scaled_ops(n):
     f1, f2, fs = "binary8p3se", "binary4p2sf", "binary8p1uf"
-    n = 300
     x1 = RNG.integers(0, 256, n).astype(np.uint8)
     x2 = RNG.integers(0, 16, n).astype(np.uint8)
     s1 = RNG.integers(100, 156, n).astype(np.uint8)
@@ -208,7 +211,8 @@ MINMAX = {"minimum": (True, False, False, False), "maximum": (False, False, Fals
 
 
 @pytest.mark.parametrize("name", ["binary4p2sf", "binary5p2se", "binary5p3ue", "binary4p1uf",
-                                  "binary8p3se"])
+                                  pytest.param("binary8p3se", marks=pytest.mark.slow),
+                                  pytest.param("binary8p1ue", marks=pytest.mark.slow)])
 def test_extrema_comparisons_predicates(name):
     x, y = pairs(name, name)
     K, P, s, e = ref.parse_name(name)
