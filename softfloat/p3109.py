@@ -232,6 +232,15 @@ def abs(x, fx, fr=None, rounding=None, *, saturation=None, seed=None):  # noqa: 
 
 
 def _binary(op, x, y, fx, fy, fr, rounding, saturation, seed, negy=False):
+    f = [_opfmt(v, nm) for v, nm in ((fx, "x format"), (fy, "y format"), (fr, "result format"))]
+    if f[0] == f[1] == f[2] and f[2].is_p3109:
+        # one P3109 format: the library's own kernels (fast paths included) follow the
+        # report there (one NaN, no -0, x / 0 NaN, the saturation policy)
+        from . import arith
+        fn = {_k.OP_ADD: arith.sub if negy else arith.add, _k.OP_MUL: arith.mul,
+              _k.OP_DIV: arith.div}[op]
+        rounding, saturation = _projection(rounding, saturation)
+        return fn(x, y, f[2], rounding, saturation=saturation, seed=seed)
     a = _parts(x, _opfmt(fx, "x format"), "x")
     b = _parts(y, _opfmt(fy, "y format"), "y")
     if negy:
