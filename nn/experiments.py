@@ -464,38 +464,50 @@ def plots(records, acc_rows, grads, outdir):
         fig.savefig(paths[-1], dpi=110, bbox_inches="tight")
         plt.close(fig)
 
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4))
-    for ax, exps, title in ((axes[0], (1, 2, 3), "master weights and stochastic rounding"),
-                            (axes[1], (4,), "loss scaling"),
-                            (axes[2], (5,), "accumulation (regression)"),
-                            (axes[3], (6,), "tensor-core accumulation")):
-        for r in records:
-            if r["experiment"] in exps and r["loss_curve"]:
-                ax.plot(range(1, len(r["loss_curve"]) + 1),
-                        [np.nan if v is None else v for v in r["loss_curve"]], label=r["name"])
+    # a 2 x 2 grid, one panel per experiment; curves that coincide stay visible:
+    # each run has its own dash pattern, width and marker (drawn every few epochs)
+    styles = [("-", 2.6, "o"), ("--", 2.0, "s"), (":", 2.2, "^"), ("-.", 1.6, "D"),
+              ((0, (5, 1, 1, 1)), 1.4, "v"), ((0, (1, 1)), 1.2, "x")]
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    for ax, exps, title in ((axes[0, 0], (1, 2, 3), "master weights and stochastic rounding"),
+                            (axes[0, 1], (4,), "loss scaling"),
+                            (axes[1, 0], (5,), "accumulation (regression)"),
+                            (axes[1, 1], (6,), "tensor-core accumulation")):
+        runs = [r for r in records if r["experiment"] in exps and r["loss_curve"]]
+        for i, r in enumerate(runs):
+            ls, lw, mk = styles[i % len(styles)]
+            n = len(r["loss_curve"])
+            ax.plot(range(1, n + 1), [np.nan if v is None else v for v in r["loss_curve"]],
+                    ls=ls, lw=lw, marker=mk, markevery=max(1, n // 8), markersize=5,
+                    alpha=0.85, label=r["name"])
         ax.set_xlabel("epoch")
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
-        ax.set_title(title)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6)
+        ax.set_title(title, fontsize=11)
+        ax.grid(True, which="major", alpha=0.3)
+        if runs:
+            ax.legend(fontsize=8, loc="upper right", framealpha=0.85)
     save(fig, "loss_curves.png")
 
     if grads:
-        fig, axes = plt.subplots(1, len(grads), figsize=(8 * len(grads), 4), squeeze=False)
-        for ax, (title, (gw, ga)) in zip(axes[0], grads.items()):
+        fig, axes = plt.subplots(len(grads), 1, figsize=(10, 4.6 * len(grads)), squeeze=False)
+        marks = ((-24, "2^-24\nfp16 min subnormal"), (-14, "2^-14\nfp16 min normal"),
+                 (np.log2(65504.0), "65504\nfp16 max"))
+        for ax, (title, (gw, ga)) in zip(axes[:, 0], grads.items()):
             for g, label in ((ga, "activation gradients"), (gw, "weight gradients")):
                 a = np.abs(g[g != 0])
                 if a.size:
                     ax.hist(np.log2(a), bins=80, alpha=0.6, label=label)
-            for x, lab in ((-24, "fp16 min subnormal 2^-24"), (-14, "fp16 min normal 2^-14"),
-                           (np.log2(65504.0), "fp16 max 65504")):
+            for x, _ in marks:
                 ax.axvline(x, color="k", ls="--", lw=1)
-                ax.text(x, ax.get_ylim()[1] * 0.9, " " + lab, rotation=90, va="top", fontsize=7)
+            # the fp16 limits named above the plot, where nothing else is drawn
+            top = ax.secondary_xaxis("top")
+            top.set_xticks([x for x, _ in marks], labels=[lab for _, lab in marks],
+                           fontsize=8)
             ax.set_xlabel("log2 |gradient|")
             ax.set_ylabel("count")
-            ax.legend(fontsize=8)
-            ax.set_title(title, fontsize=9)
+            ax.legend(fontsize=9, loc="upper left", framealpha=0.85)
+            ax.set_title(title, fontsize=10, pad=28)
         save(fig, "grad_histogram.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 4))
@@ -593,6 +605,15 @@ def _accumulation_figure(plt, acc_rows):
 
 
 @command("python -m nn.experiments")
+def order_note(order: str) -> str:
+    """The closing line on the matrix products' accumulation order."""
+    note = (f"matrix products: fp32 accumulation in order {order!r} unless a run names a "
+            f"tensor core or a narrow accumulator")
+    if order == "sequential":
+        return note + " (the exact model)"
+    return note + " (rerun with --order sequential for the exact model)"
+
+
 def main(argv=None):
     ap = Parser(prog="python -m nn.experiments", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer epochs (under a minute on 2 cores)")
@@ -689,9 +710,7 @@ def main(argv=None):
               f"{a['below_2^-24']:.1%} of activation gradients are below 2^-24 "
               f"({w['below_2^-14']:.1%} / {a['below_2^-14']:.1%} below 2^-14; "
               f"Micikevicius et al. 2018 report about 5% of weight gradients below 2^-24)")
-    print(f"\nmatrix products: fp32 accumulation in order {args.order!r} unless a run names "
-          f"a tensor core or a narrow accumulator (rerun with --order sequential for the "
-          f"exact model)")
+    print("\n" + order_note(args.order))
     total = time.perf_counter() - t0
     print(f"\ntotal {total:.1f} s")
     out = {"records": records, "accumulation_error": acc_rows, "quick": args.quick,

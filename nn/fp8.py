@@ -198,10 +198,15 @@ class FP8Recipe:
                 raise ValueError(f"recipe {recipe!r} needs a block-scaled matrix unit "
                                  f"(accumulate='blackwell' or 'rtx_blackwell', or such a "
                                  f"softfloat.tensor_core model), got {unit!r}")
-        if grad_rounding not in ("nearest_even", "stochastic"):
+        try:
+            g = sf.get_rounding(grad_rounding)
+        except ValueError:
+            g = None
+        if g not in (sf.Rounding.NEAREST_EVEN, sf.Rounding.STOCHASTIC):
             raise ValueError(f"grad_rounding must be 'nearest_even' or 'stochastic', got "
                              f"{grad_rounding!r}")
-        if grad_rounding == "stochastic" and recipe != "nvfp4":
+        sr_grads = g == sf.Rounding.STOCHASTIC
+        if sr_grads and recipe != "nvfp4":
             raise ValueError("grad_rounding='stochastic' is an option of recipe='nvfp4'")
         if not isinstance(amax_history_len, int) or amax_history_len < 1:
             raise ValueError(f"amax_history_len must be a positive int, got {amax_history_len!r}")
@@ -210,7 +215,8 @@ class FP8Recipe:
         self.recipe, self.gemm = recipe, fp8_gemm
         self.model = model
         self.history_len, self.margin, self.algo = amax_history_len, amax_margin, amax_algo
-        self.grad_rounding = grad_rounding
+        self.grad_rounding = g.label
+        self._sr_grads = sr_grads          # stochastic rounding of the dy operands
         self.rng = np.random.default_rng(seed)
         self.delayed: dict = {}          # (site, role) -> softfloat.fp8_scaling.DelayedScaling
         #: False: every quantization by softfloat.mx's general kernels (the slow twin
@@ -291,8 +297,7 @@ class FP8Recipe:
                 ts = float("nan")
             if ts is not None and ts != ts:
                 return np.full(v.shape, np.nan, np.float32), np.float32(np.nan)
-        if fast and self.recipe == "nvfp4" and not (role == "dy" and
-                                                     self.grad_rounding == "stochastic"):
+        if fast and self.recipe == "nvfp4" and not (role == "dy" and self._sr_grads):
             # nearest-even NVFP4: quantize_values (and the tensor scale) with the
             # argument handling cut short (softfloat.mx.nvfp4_values_nearest)
             return _mx.nvfp4_values_nearest(v, axis, ts)
@@ -304,7 +309,7 @@ class FP8Recipe:
             fmt = "nvfp4"
             if ts is None:
                 ts = _mx.nvfp4_tensor_scale(v)
-            sr = role == "dy" and self.grad_rounding == "stochastic"
+            sr = role == "dy" and self._sr_grads
             kw = dict(tensor_scale=ts, rounding="stochastic" if sr else "nearest_even",
                       seed=self.rng if sr else None)
             alpha = ts
@@ -374,7 +379,7 @@ class FP8Recipe:
             ts = _mx.nvfp4_tensor_scale(v) if _finite(v) else float("nan")
         if ts != ts:
             return None, None, "nvfp4", ts
-        sr = role == "dy" and self.grad_rounding == "stochastic"
+        sr = role == "dy" and self._sr_grads
         c, s = _mx.quantize(v, "nvfp4", axis=axis, tensor_scale=ts,
                             rounding="stochastic" if sr else "nearest_even",
                             seed=self.rng if sr else None)

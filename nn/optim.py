@@ -41,14 +41,26 @@ def _add_count(w, delta, new):
 __all__ = ["Optimizer", "SGD", "Adam"]
 
 
+def _number(name, v, lo, hi, lo_open=False, hi_open=True) -> float:
+    """A real hyperparameter in [lo, hi) (or the bounds given), as float; bools,
+    strings, NaN and values outside are refused naming ``name``."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        raise TypeError(f"{name} must be a real number, got {v!r}")
+    x = float(v)
+    ok = (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
+    if not ok:
+        raise ValueError(f"{name} must be in {'(' if lo_open else '['}{lo}, {hi}"
+                         f"{')' if hi_open else ']'}, got {v!r}")
+    return x
+
+
 class Optimizer:
     def __init__(self, params, lr, precision=None):
         self.params = list(params)
         if not self.params:
             raise ValueError("optimizer got an empty parameter list")
-        if not lr > 0:
-            raise ValueError(f"learning rate must be positive, got {lr!r}")
-        self.lr = float(lr)
+        self.lr = _number("learning rate lr", lr, 0.0, np.inf, lo_open=True)
         P = _prec.current() if precision is None else precision
         self.precision = P
         self.master = None
@@ -123,8 +135,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0, precision=None):
         super().__init__(params, lr, precision)
-        self.momentum = float(momentum)
-        self.weight_decay = float(weight_decay)
+        self.momentum = _number("momentum", momentum, 0.0, 1.0)
+        self.weight_decay = _number("weight_decay", weight_decay, 0.0, np.inf)
         self.buf = [None] * len(self.params)
 
     def _delta(self, i, w, g):
@@ -146,9 +158,11 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  precision=None):
         super().__init__(params, lr, precision)
-        self.b1, self.b2 = (float(b) for b in betas)
-        self.eps = float(eps)
-        self.weight_decay = float(weight_decay)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        self.b1, self.b2 = (_number(f"betas[{i}]", b, 0.0, 1.0) for i, b in enumerate(betas))
+        self.eps = _number("eps", eps, 0.0, np.inf, lo_open=True)
+        self.weight_decay = _number("weight_decay", weight_decay, 0.0, np.inf)
         self.m = [None] * len(self.params)
         self.v = [None] * len(self.params)
         self.t = [0] * len(self.params)

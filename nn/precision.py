@@ -59,7 +59,16 @@ __all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmu
 
 LOSS_SCALING = ("none", "static", "dynamic")
 ORDERS = ("sequential", "blocked", "blas")
-_UPDATE_ROUNDINGS = ("nearest_even", "stochastic")
+_UPDATE_ROUNDINGS = (sf.Rounding.NEAREST_EVEN, sf.Rounding.STOCHASTIC)
+
+
+def _mode(word):
+    """The `softfloat.Rounding` a rounding word names (`softfloat.get_rounding`,
+    the one reading of mode names), or None for a word it refuses."""
+    try:
+        return sf.get_rounding(word)
+    except ValueError:
+        return None
 
 
 def storage_format(fmt):
@@ -180,7 +189,7 @@ class Precision:
         self.storage = storage_format(params)
         self.params_name = "fp32" if self.storage is None else self.storage.name
         for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
-            if r is not None and sf.get_rounding(r).label not in _UPDATE_ROUNDINGS:
+            if r is not None and sf.get_rounding(r) not in _UPDATE_ROUNDINGS:
                 raise ValueError(f"{name} must be 'nearest_even' or 'stochastic', got {r!r}")
         self.rounding = sf.get_rounding(rounding).label
         self.update_rounding = (self.rounding if update_rounding is None
@@ -192,7 +201,7 @@ class Precision:
                 raise ValueError(f"order={order!r}: a recipe's GEMMs sum in fp32 in BLAS order "
                                  f"(order='blas'), or on a matrix unit (accumulate=<arch>)")
             for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
-                if r is not None and sf.get_rounding(r).label != "nearest_even":
+                if r is not None and sf.get_rounding(r) != sf.Rounding.NEAREST_EVEN:
                     raise ValueError(f"{name}={r!r} rounds simulated storage, which a recipe "
                                      f"keeps in fp32; the rounding of a recipe's gradients is "
                                      f"grad_rounding= (recipe='nvfp4')")
@@ -290,8 +299,8 @@ class Precision:
                                  amax_margin=amax_margin, amax_algo=amax_algo,
                                  grad_rounding=grad_rounding, seed=seed,
                                  unit=self.recipe_unit)
-        elif (fp8_gemm, amax_history_len, amax_margin, amax_algo, grad_rounding) != (
-                "fp32", 1024, 0, "max", "nearest_even"):
+        elif ((fp8_gemm, amax_history_len, amax_margin, amax_algo) != ("fp32", 1024, 0, "max")
+              or _mode(grad_rounding) != sf.Rounding.NEAREST_EVEN):
             raise ValueError("fp8_gemm, amax_history_len, amax_margin, amax_algo and "
                              "grad_rounding are options of a recipe (recipe=...)")
         self.reset_stats()
@@ -350,11 +359,13 @@ class Precision:
         if fmt is None:
             return x
         mode = self.rounding if rounding is None else rounding
+        rm = _mode(mode)
         x = np.asarray(x)
-        if mode == "nearest_even" and _fits_fast(fmt) and x.dtype in (np.float32, np.float64):
+        if rm == sf.Rounding.NEAREST_EVEN and _fits_fast(fmt) and x.dtype in (np.float32,
+                                                                              np.float64):
             q = _round.round_values(x, fmt)           # one pass, value to value
         else:
-            if mode == "stochastic":
+            if rm == sf.Rounding.STOCHASTIC:
                 bits = sf.to_bits(x, fmt, mode, rng=self.rng)
             else:
                 bits = sf.to_bits(x, fmt, mode)
@@ -392,7 +403,8 @@ class Precision:
         float32 for nearest-even into formats of at most 11 bits (24 >= 2p + 2:
         the double rounding is innocuous), float64 otherwise (stochastic rounding
         must see the exact value: products are exact in float64)."""
-        return np.float32 if self.rounding == "nearest_even" and fmt.precision <= 11 \
+        return np.float32 if _mode(self.rounding) == sf.Rounding.NEAREST_EVEN \
+            and fmt.precision <= 11 \
             else np.float64
 
     def add(self, a, b, fmt):

@@ -4,10 +4,13 @@ fp8, tf32 and custom formats) in every rounding mode, with IEEE flags.
 Two faces: **bits** (unsigned integer arrays of encodings, for verification) and
 **values** (float64 arrays holding exactly representable values).
 """
+from . import _cli_start
+if _cli_start.starting_command():
+    _cli_start.begin()   # `python -m ...`: Ctrl-C or a junk switch now is one line, 130 or 2
 from . import _jitcache
 _jitcache.install()   # before any kernel module: numba picks the cache place at decoration
 
-from .context import Context, getcontext, localcontext, setcontext
+from .context import Context, Policy, getcontext, localcontext, setcontext
 from .conversions import convert, from_bits, quantize, to_bits
 from .flags import Flags, flag_names
 from .formats import (BF16, E8M0, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E4M3FNUZ,
@@ -19,7 +22,9 @@ from .accumulate import *  # noqa: F401,F403  (sum, dot, matmul models)
 from .lparray import *  # noqa: F401,F403  (the low-precision array type)
 from .platforms import *  # noqa: F401,F403  (platform descriptions)
 from .model_hook import register_model  # noqa: F401
-from . import mx, mx_gemm  # noqa: F401,E402  (block-scaled formats, fp8 GEMM models)
+from . import encodings as _encodings
+from .encodings import Fields, explain, fields  # noqa: F401  (an encoding, readable)
+from . import mx, mx_gemm, cublas  # noqa: F401,E402  (block formats, fp8 GEMMs, cuBLAS GEMMs)
 from . import p3109  # noqa: F401,E402  (IEEE P3109 operations)
 
 __version__ = "0.1.0"
@@ -30,20 +35,20 @@ _startup.prepare()    # numba's one-time compiler set-up now, not in the first k
 # Every public name, built from the submodules' own lists so that a name added
 # there is exported here too (tests/test_public_api.py checks both directions).
 __all__ = [
-    "Context", "getcontext", "setcontext", "localcontext",
+    "Context", "Policy", "getcontext", "setcontext", "localcontext",
     "to_bits", "from_bits", "quantize", "convert",
     "Flags", "flag_names",
     "Format", "formats", "get_format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2",
     "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP4_E2M1", "FP6_E2M3", "FP6_E3M2", "E8M0",
     "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
-    "register_model",
+    *_encodings.__all__, "register_model",
 ]
 
 
 def __getattr__(name):
     # sf.verify (a callable module) is imported on first use: it loads the sweep engine
-    if name == "verify":
+    if name in ("verify", "emulate"):     # sf.emulate imports torch: only when used
         import importlib
-        return importlib.import_module(".verify", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

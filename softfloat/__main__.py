@@ -26,10 +26,11 @@ def main(argv=None) -> int:
         print(f"unknown command {cmd!r}; expected one of {sorted(COMMANDS)}", file=sys.stderr)
         return 2
     mod, fn, _ = COMMANDS[cmd]
-    if cmd not in ("sweep", "warmup", "testfloat"):
-        return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+    from . import _cli_start
     try:
-        return int(getattr(importlib.import_module(mod), fn)(argv) or 0)
+        run = getattr(importlib.import_module(mod), fn)
+        _cli_start.restore_sigint()          # the command's own code: KeyboardInterrupt
+        return int(run(argv) or 0)
     except KeyboardInterrupt:                # one line, never a traceback
         print(f"\n{cmd}: interrupted", file=sys.stderr)
         return 130

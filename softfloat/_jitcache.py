@@ -25,11 +25,14 @@ Where (the first one that can be written):
 Old hash directories are pruned when a new one is made: the ``KEEP`` most
 recently used are kept (so switching between a few versions stays cheap).
 
-What is loaded is verified: an index (``.nbi``) or data file (``.nbc``) of
-softfloat's cache that cannot be read back (zero-length, truncated, junk: numba
-would raise EOFError or UnpicklingError on every later run) is removed, and
-the kernel is compiled again and its files written anew, with a warning
-(`CacheRepairWarning`) naming the file.
+What is loaded is verified: every index (``.nbi``) and data file (``.nbc``) of
+softfloat's cache is written with a SHA-256 checksum of its bytes at its end,
+checked before anything in it is unpickled. A file that fails the check or
+cannot be read back (zero-length, truncated, junk, a few flipped bytes: numba
+would raise EOFError or UnpicklingError, or load damaged machine code that
+crashes the process, on every later run) is removed, and the kernel is compiled
+again and its files written anew, with a warning (`CacheRepairWarning`) naming
+the file.
 
 Only functions defined in the package's own files are affected: a locator
 placed first in numba's list answers for those files and declines the others,
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import io
 import os
 import pickle
 import shutil
@@ -250,6 +254,29 @@ def _ours(cache_path: str) -> bool:
     return any(p == r or p.startswith(os.path.realpath(r) + os.sep) for r in roots)
 
 
+class _ChecksumError(ValueError):
+    """A cache file whose bytes do not match the checksum written with them."""
+
+
+#: what follows a file's bytes: a marker and the SHA-256 digest of the bytes
+_SEAL = b"softfloat-lab sha256"
+
+
+def _seal(data: bytes) -> bytes:
+    return data + _SEAL + hashlib.sha256(data).digest()
+
+
+def _unseal(raw: bytes) -> bytes:
+    """The bytes written by `_seal`; _ChecksumError if they were changed."""
+    n = len(_SEAL) + 32
+    if len(raw) < n or raw[-n:-32] != _SEAL:
+        raise _ChecksumError("no checksum (cut short, or not written by softfloat)")
+    body = raw[:-n]
+    if hashlib.sha256(body).digest() != raw[-32:]:
+        raise _ChecksumError("checksum mismatch (damaged bytes)")
+    return body
+
+
 def _discard(path: str, exc: BaseException) -> None:
     try:
         os.remove(path)
@@ -270,10 +297,40 @@ def _install_verified_loads(caching) -> None:
     if getattr(cls, "_softfloat_verified", False):
         return
     load_index, load_data = cls._load_index, cls._load_data
+    save_index, save_data = cls._save_index, cls._save_data
+
+    def _read_index(self):
+        # numba's _load_index on the checked bytes: the numba version, then the
+        # pickled (source stamp, overloads)
+        try:
+            with open(self._index_path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return {}
+        buf = io.BytesIO(_unseal(raw))
+        if pickle.load(buf) != self._version:
+            return {}
+        stamp, overloads = pickle.loads(buf.read())
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        if not _ours(self._cache_path):
+            return save_index(self, overloads)
+        data = pickle.dumps(self._version, protocol=-1) + self._dump(
+            (self._source_stamp, overloads))
+        with self._open_for_write(self._index_path) as f:
+            f.write(_seal(data))
+
+    def _save_data(self, name, data):
+        if not _ours(self._cache_path):
+            return save_data(self, name, data)
+        with self._open_for_write(self._data_path(name)) as f:
+            f.write(_seal(self._dump(data)))
 
     def _load_index(self):
         try:
-            overloads = load_index(self)
+            overloads = (_read_index(self) if _ours(self._cache_path)
+                         else load_index(self))
             if not isinstance(overloads, dict):
                 raise TypeError(f"index holds a {type(overloads).__name__}, not a dict")
             return overloads
@@ -285,7 +342,10 @@ def _install_verified_loads(caching) -> None:
 
     def _load_data(self, name):
         try:
-            return load_data(self, name)
+            if not _ours(self._cache_path):
+                return load_data(self, name)
+            with open(self._data_path(name), "rb") as f:
+                return pickle.loads(_unseal(f.read()))
         except _DAMAGED as exc:
             if not _ours(self._cache_path):
                 raise
@@ -294,6 +354,7 @@ def _install_verified_loads(caching) -> None:
             raise OSError(f"damaged cache file {name} removed") from None
 
     cls._load_index, cls._load_data = _load_index, _load_data
+    cls._save_index, cls._save_data = _save_index, _save_data
     cls._softfloat_verified = True
 
 

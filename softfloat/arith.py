@@ -35,7 +35,7 @@ from ._kernels import eft
 from ._kernels import hw
 from ._kernels.arith_fast import binary_fast_array
 from ._parallel import chunk_count, run_chunks_each
-from .context import kernel_policy, random_key, resolve
+from .context import random_key, resolve
 from .flags import Flags
 from .rounding import Rounding
 
@@ -53,12 +53,18 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # plumbing
 # ---------------------------------------------------------------------------
-def _setup(fmt, rounding, policies):
+def _policy(fmt, rounding, policy, **keywords):
+    """The format and the policy of one call, each parsed once (in this order: a
+    bad format is reported before a bad policy)."""
     f = _validate.target_format(fmt)
-    res = resolve(rounding, **policies)
-    pol = kernel_policy(res, f)
+    return f, resolve(rounding, policy=policy, **keywords)
+
+
+def _setup(f, res):
+    """The kernel tuple and random key of a call's policy in its format."""
+    pol = res.kernel_tuple(f)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
-    return f, res, pol, key
+    return pol, key
 
 
 def _kdtype(f):
@@ -96,7 +102,7 @@ def _operands(arrays, f, names, dtype=_validate.KERNEL_BITS):
 
 
 def _finish(out, flg, allf, res, shape, return_flags, dtype=None):
-    res.context.flags |= Flags(int(allf))
+    res.flags_sink().flags |= Flags(int(allf))
     out = out.reshape(shape)
     if dtype is not None:
         out = out.astype(dtype, copy=False)
@@ -162,7 +168,7 @@ def _eft_run(kernel, args, full, out, scratch, general):
     return allf
 
 
-def _blocked(fn, arrays, f, rounding, return_flags, policies):
+def _blocked(fn, arrays, f, res, return_flags):
     """``fn`` (an elementwise operation on encodings of ``f``) over large operands in
     blocks of `_validate.BLOCK` elements, each written into the result: the kernels' widened
     working copies (uint32 operands and output, 12 bytes per element for 8-bit
@@ -176,7 +182,6 @@ def _blocked(fn, arrays, f, rounding, return_flags, policies):
     n = bs[0].size
     if n <= 2 * _validate.BLOCK or any(b.shape != shape for b in bs):
         return None
-    res = resolve(rounding, **policies)
     if res.rounding == Rounding.STOCHASTIC:
         return None
     if f.nbits == 16 and f.kind == "ieee" and res.fast_paths:
@@ -196,16 +201,14 @@ def _blocked(fn, arrays, f, rounding, return_flags, policies):
     return (out, flg.reshape(shape)) if return_flags else out
 
 
-def _binary(op, a, b, fmt, rounding, return_flags, policies):
-    f = _validate.target_format(fmt)
-    r = _blocked(lambda x, y: _binary_one(op, x, y, f, rounding, return_flags, policies),
-                 (a, b), f, rounding, return_flags, policies)
-    return r if r is not None else _binary_one(op, a, b, fmt, rounding, return_flags,
-                                               policies)
+def _binary(op, a, b, f, res, return_flags):
+    r = _blocked(lambda x, y: _binary_one(op, x, y, f, res, return_flags),
+                 (a, b), f, res, return_flags)
+    return r if r is not None else _binary_one(op, a, b, f, res, return_flags)
 
 
-def _binary_one(op, a, b, fmt, rounding, return_flags, policies):
-    f, res, pol, key = _setup(fmt, rounding, policies)
+def _binary_one(op, a, b, f, res, return_flags):
+    pol, key = _setup(f, res)
     use_eft = op in _FAST_OPS and _eft_ok(f, res, pol)
     # (signed P3109 formats with P >= 2 too: their normal codes are IEEE's; pass 2
     # takes every special, subnormal, zero, overflow and top-exponent element)
@@ -247,8 +250,8 @@ def _binary_one(op, a, b, fmt, rounding, return_flags, policies):
     return _finish(out, flg, allf, res, shape, return_flags, f.dtype)
 
 
-def _compare(op, a, b, fmt, return_flags, policies):
-    f, res, pol, _ = _setup(fmt, None, policies)
+def _compare(op, a, b, f, res, return_flags):
+    pol, _ = _setup(f, res)
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"))
     n = int(np.prod(shape, dtype=np.int64))
     out = np.empty(n, np.bool_)
@@ -258,15 +261,14 @@ def _compare(op, a, b, fmt, return_flags, policies):
     return _finish(out, flg, allf, res, shape, return_flags)
 
 
-def _unary(op, a, fmt, rounding, return_flags, policies):
-    f = _validate.target_format(fmt)
-    r = _blocked(lambda x: _unary_one(op, x, f, rounding, return_flags, policies),
-                 (a,), f, rounding, return_flags, policies)
-    return r if r is not None else _unary_one(op, a, fmt, rounding, return_flags, policies)
+def _unary(op, a, f, res, return_flags):
+    r = _blocked(lambda x: _unary_one(op, x, f, res, return_flags),
+                 (a,), f, res, return_flags)
+    return r if r is not None else _unary_one(op, a, f, res, return_flags)
 
 
-def _unary_one(op, a, fmt, rounding, return_flags, policies):
-    f, res, pol, key = _setup(fmt, rounding, policies)
+def _unary_one(op, a, f, res, return_flags):
+    pol, key = _setup(f, res)
     flg = None
     if op == kernels.OP_SQRT and _eft_ok(f, res, pol):
         x = _kbits(a, f, "a", _kdtype(f))
@@ -311,6 +313,8 @@ _POLICY_DOC = """
         Also return per-element flags (uint8).
     subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng
         Policies, as in `softfloat.to_bits`.
+    policy : softfloat.Policy, optional
+        All the policies as one value, in place of the keywords (not with them).
 """
 
 
@@ -319,66 +323,70 @@ _POLICY_DOC = """
 # ---------------------------------------------------------------------------
 def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None):
+        saturation=None,
+        policy=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
-    return _binary(kernels.OP_ADD, a, b, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    return _binary(kernels.OP_ADD, a, b, f, res, return_flags)
 
 
 def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None):
+        saturation=None,
+        policy=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
-    return _binary(kernels.OP_SUB, a, b, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    return _binary(kernels.OP_SUB, a, b, f, res, return_flags)
 
 
 def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None):
+        saturation=None,
+        policy=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
-    return _binary(kernels.OP_MUL, a, b, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    return _binary(kernels.OP_MUL, a, b, f, res, return_flags)
 
 
 def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None):
+        saturation=None,
+        policy=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
-    return _binary(kernels.OP_DIV, a, b, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    return _binary(kernels.OP_DIV, a, b, f, res, return_flags)
 
 
 def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None):
+        saturation=None,
+        policy=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
-    pols = dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-                saturation=saturation)
-    fb = _validate.target_format(fmt)
-    r = _blocked(lambda x, y, z: fma(x, y, z, fb, rounding, return_flags=return_flags,
-                                     **pols), (a, b, c), fb, rounding, return_flags, pols) \
-        if np.size(a) > 2 * _validate.BLOCK else None
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    r = _blocked(lambda x, y, z: _fma(x, y, z, f, res, return_flags), (a, b, c), f, res,
+                 return_flags) if np.size(a) > 2 * _validate.BLOCK else None
     if r is not None:
         return r
-    f, res, pol, key = _setup(fmt, rounding, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    return _fma(a, b, c, f, res, return_flags)
+
+
+def _fma(a, b, c, f, res, return_flags):
+    pol, key = _setup(f, res)
     use_eft = _eft_ok(f, res, pol)
     shape, ((fa, ma), (fb, mb), (fc, mc)) = _operands((a, b, c), f, ("a", "b", "c"),
                                                       _kdtype(f) if use_eft else _validate.KERNEL_BITS)
@@ -413,13 +421,14 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
 
 def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
          overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-         saturation=None):
+         saturation=None,
+         policy=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
-    return _unary(kernels.OP_SQRT, a, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-        nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                     seed=seed, rng=rng, saturation=saturation)
+    return _unary(kernels.OP_SQRT, a, f, res, return_flags)
 
 
 for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),
@@ -488,8 +497,9 @@ def copysign(a, b, fmt, *, return_flags=False):
 # comparisons
 # ---------------------------------------------------------------------------
 def _make_compare(name, op, doc):
-    def cmp(a, b, fmt, *, return_flags=False, subnormals=None, daz=None):
-        return _compare(op, a, b, fmt, return_flags, dict(subnormals=subnormals, daz=daz))
+    def cmp(a, b, fmt, *, return_flags=False, subnormals=None, daz=None, policy=None):
+        f, res = _policy(fmt, None, policy, subnormals=subnormals, daz=daz)
+        return _compare(op, a, b, f, res, return_flags)
     cmp.__name__ = cmp.__qualname__ = name
     cmp.__doc__ = (doc + "\n\n    Returns a bool array of the broadcast shape (and uint8 flags with "
                    "return_flags). ``daz``/``subnormals`` read subnormal operands as zero. "
@@ -519,9 +529,9 @@ ge_signaling = _make_compare("ge_signaling", kernels.CMP_GE + _SG, "a >= b (C's 
 # minimum / maximum (IEEE 754-2019)
 # ---------------------------------------------------------------------------
 def _make_minmax(name, op, doc):
-    def mm(a, b, fmt, *, return_flags=False, subnormals=None, daz=None, nan=None):
-        return _binary(op, a, b, fmt, None, return_flags, dict(subnormals=subnormals, daz=daz,
-                                                               nan=nan))
+    def mm(a, b, fmt, *, return_flags=False, subnormals=None, daz=None, nan=None, policy=None):
+        f, res = _policy(fmt, None, policy, subnormals=subnormals, daz=daz, nan=nan)
+        return _binary(op, a, b, f, res, return_flags)
     mm.__name__ = mm.__qualname__ = name
     mm.__doc__ = (doc + "\n\n    -0 < +0. A signaling NaN operand raises invalid. NaN results "
                   "follow the ``nan`` policy; ``daz`` reads subnormal operands as (signed) "
@@ -544,20 +554,23 @@ maximum_number = _make_minmax("maximum_number", kernels.OP_MAXNUM,
 # ---------------------------------------------------------------------------
 def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
                       subnormals=None, daz=None, nan=None, sr_bits=None, seed=None, rng=None,
-                      saturation=None):
+                      saturation=None,
+                      policy=None):
     """Round to an integral value of the format in the mode (IEEE roundToIntegral;
     with ``exact=True`` roundToIntegralExact, which raises inexact when the value
     changes). The sign is kept (-0.5 -> -0). NaN: the NaN policy; sNaN invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_RINT / OP_RINTX)."""
     op = kernels.OP_RINTX if _check_bool(exact, "exact") else kernels.OP_RINT
-    return _unary(op, a, fmt, rounding, return_flags, dict(
-        subnormals=subnormals, daz=daz, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, daz=daz, nan=nan,
+                     sr_bits=sr_bits, seed=seed, rng=rng,
+                     saturation=saturation)
+    return _unary(op, a, f, res, return_flags)
 
 
-def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
+def _to_int(a, fmt, rounding, ibits, exact, return_flags, policy, keywords):
     exact = _check_bool(exact, "exact")
-    f, res, pol, key = _setup(fmt, rounding, policies)
+    f, res = _policy(fmt, rounding, policy, **keywords)
+    pol, key = _setup(f, res)
     x = _kbits(a, f, "a")
     src = _validate.flat(x)
     out = np.empty(src.size, np.int64)      # one signature; int32 results narrowed below
@@ -569,26 +582,22 @@ def _to_int(a, fmt, rounding, ibits, exact, return_flags, policies):
 
 
 def to_int32(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
-             daz=None, sr_bits=None, seed=None, rng=None,
-             saturation=None):
+             daz=None, sr_bits=None, seed=None, rng=None, policy=None):
     """Encodings -> int32, rounded in the mode (IEEE convertToInteger; with
     ``exact=True`` convertToIntegerExact, which raises inexact).
 
     NaN, infinities and values out of range raise invalid and return
     -2**31 (0x80000000, x86's "integer indefinite", as SoftFloat's 8086-SSE
     specialization does for both signs). Wraps `softfloat._kernels.arith.to_int_array`."""
-    return _to_int(a, fmt, rounding, 32, exact, return_flags, dict(
-        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    return _to_int(a, fmt, rounding, 32, exact, return_flags, policy, dict(
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
 
 
 def to_int64(a, fmt, rounding=None, *, exact=False, return_flags=False, subnormals=None,
-             daz=None, sr_bits=None, seed=None, rng=None,
-             saturation=None):
+             daz=None, sr_bits=None, seed=None, rng=None, policy=None):
     """Encodings -> int64, as `to_int32` (invalid -> -2**63)."""
-    return _to_int(a, fmt, rounding, 64, exact, return_flags, dict(
-        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    return _to_int(a, fmt, rounding, 64, exact, return_flags, policy, dict(
+        subnormals=subnormals, daz=daz, sr_bits=sr_bits, seed=seed, rng=rng))
 
 
 _INT_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
@@ -596,7 +605,7 @@ _INT_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dty
 
 def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
              overflow=None, tininess=None, sr_bits=None, seed=None, rng=None,
-             saturation=None):
+             saturation=None, policy=None):
     """Signed integers (int8/16/32/64 arrays, or Python ints) -> encodings of
     ``fmt``, correctly rounded (overflow per the overflow policy). Unsigned arrays
     are refused (they look like encodings): cast them to a signed type first.
@@ -613,10 +622,10 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
             raise TypeError(f"x: expected a signed integer array (int8/16/32/64), got dtype "
                             f"{arr.dtype}" + ("; cast unsigned integers explicitly, e.g. "
                                               ".astype(np.int64)" if arr.dtype.kind == "u" else ""))
-    f, res, pol, key = _setup(fmt, rounding, dict(
-        subnormals=subnormals, ftz=ftz, overflow=overflow, tininess=tininess,
-        sr_bits=sr_bits, seed=seed, rng=rng,
-        saturation=saturation))
+    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, overflow=overflow,
+                     tininess=tininess, sr_bits=sr_bits, seed=seed, rng=rng,
+                     saturation=saturation)
+    pol, key = _setup(f, res)
     src = _validate.writable(_validate.flat(arr.astype(np.int64, copy=False)))
     out = np.empty(src.size, _validate.KERNEL_BITS)
     flg = _flag_buffer(src.size, return_flags)

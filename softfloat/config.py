@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["SWITCHES", "switch", "count", "fast_paths", "hardware", "avx512", "sweep_simd",
+__all__ = ["SWITCHES", "switch", "count", "check_all", "fast_paths", "hardware", "avx512", "sweep_simd",
            "num_threads", "lazy_init"]
 
 #: name -> (kind, default, one line): the table above, as data
@@ -77,6 +77,12 @@ def count(name: str):
     if not (v.isdigit() and int(v) > 0):
         raise ValueError(f"environment variable {name}={v!r}: expected a positive integer")
     return int(v)
+
+
+def check_all() -> None:
+    """Read every switch: a ValueError naming the first one set to junk."""
+    for name, (kind, _, _) in SWITCHES.items():
+        switch(name) if kind == "bool" else count(name)
 
 
 def fast_paths() -> bool:

@@ -21,14 +21,16 @@ from .formats import Format
 from .rounding import Rounding, get_rounding
 from .specialize import NAN_WORDS, as_rule, kernel_nan
 
-__all__ = ["Context", "getcontext", "setcontext", "localcontext", "OVERFLOW_POLICIES",
-           "NAN_POLICIES", "TININESS"]
+__all__ = ["Context", "Policy", "getcontext", "setcontext", "localcontext",
+           "OVERFLOW_POLICIES", "NAN_POLICIES", "TININESS", "SATURATIONS", "get_tininess"]
 
 OVERFLOW_POLICIES = ("ieee", "saturate", "nan")
-#: P3109 saturation modes (P3109 formats only; their kernel codes)
-SATURATION_MODES = {"satnone": SAT_NONE, "satfinite": SAT_FINITE, "satpropagate": SAT_PROPAGATE}
 NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
+# The saturation rules of P3109 formats (None for every other format).
+SATURATIONS = ("satfinite", "satpropagate", "satnone")
+#: their kernel codes (the overflow slot of the policy tuple, for P3109 formats)
+SATURATION_CODES = {"satnone": SAT_NONE, "satfinite": SAT_FINITE, "satpropagate": SAT_PROPAGATE}
 
 
 def check_option(name: str, v):
@@ -46,13 +48,13 @@ def check_option(name: str, v):
         if v is not None and (not isinstance(v, str) or v not in OVERFLOW_POLICIES):
             raise ValueError(f"unknown overflow policy {v!r}; expected None or one of "
                              f"{OVERFLOW_POLICIES}")
-    elif name == "saturation":
-        if v is not None and (not isinstance(v, str) or v not in SATURATION_MODES):
-            raise ValueError(f"unknown saturation {v!r}; expected None or one of "
-                             f"{tuple(SATURATION_MODES)} (P3109 formats only)")
     elif name == "tininess":
         if not isinstance(v, str) or v not in TININESS:
             raise ValueError(f"unknown tininess {v!r}; expected 'after' or 'before'")
+    elif name == "saturation":
+        if v is not None and (not isinstance(v, str) or v not in SATURATIONS):
+            raise ValueError(f"unknown saturation {v!r}; expected None or one of "
+                             f"{SATURATIONS} (P3109 formats only)")
     elif name == "nan":
         as_rule(v)                      # ValueError for an unknown policy
     elif name == "sr_bits":
@@ -91,6 +93,11 @@ class Context:
         from infinity. ``saturate``: the largest finite value. ``nan``: for formats
         without infinity (fn, fnuz), NaN where IEEE would give infinity. None picks
         ``ieee`` for IEEE formats and ``nan`` for the others (ml_dtypes' choice).
+    saturation : str or None
+        P3109 formats only: ``satnone`` (the default), ``satfinite`` or
+        ``satpropagate``, applied after rounding as the P3109 report's table says
+        per rounding mode, signedness and domain (docs/p3109.md). Refused for
+        other formats, which keep their ``overflow`` rules.
     tininess : str
         ``after`` (default) or ``before`` rounding; changes the underflow flag only.
     nan : str, int or softfloat.specialize.NanRule
@@ -195,70 +202,187 @@ def localcontext(ctx: Context | None = None, **changes):
         _current.reset(token)
 
 
+# The words of the tininess and subnormal policies, TestFloat's option names
+# included (``-tininessbefore``; ``-ftz``/``-daz`` are the keywords' own names).
+_TININESS_WORDS = {"after": "after", "before": "before",
+                   "tininessafter": "after", "tininessbefore": "before"}
+
+
+def get_tininess(word) -> str:
+    """``"after"`` or ``"before"`` for a tininess word (TestFloat's
+    ``tininessafter``/``tininessbefore`` too, any case, a leading ``-``
+    allowed); ValueError for anything else."""
+    if isinstance(word, str):
+        w = _TININESS_WORDS.get(word.strip().lower().lstrip("-"))
+        if w is not None:
+            return w
+    raise ValueError(f"unknown tininess {word!r}; expected 'after' or 'before'")
+
+
 @dataclasses.dataclass(frozen=True)
-class Resolved:
-    """Policies after keywords and the context are merged, ready for a kernel."""
-    rounding: Rounding
-    ftz: bool
-    daz: bool
-    overflow: str
-    tininess: str
-    nan: object
-    sr_bits: int
-    seed: object
-    context: Context
-    fast_paths: bool = True
+class Policy:
+    """The policies one computation runs under, as one frozen value: built once
+    from a public function's keywords and the current context (`Policy.resolve`),
+    handed down to the kernels (`Policy.kernel_tuple`), and accepted by every
+    public function as ``policy=`` in place of the keywords.
+
+    Every field is parsed and validated here (`__post_init__`, through
+    `check_option`): a field holds the parsed value, never a raw word.
+
+    rounding : Rounding
+        Parsed by `softfloat.rounding.get_rounding` (names, aliases, TestFloat's).
+    ftz, daz : bool
+        Flush subnormal results to zero / read subnormal operands as zero.
+    tininess : ``"after"`` or ``"before"``
+    nan : softfloat.specialize.NanRule
+        The NaN rule (``nan=`` words and int patterns are parsed into one).
+    overflow : None, ``"ieee"``, ``"saturate"`` or ``"nan"``
+        None: ``ieee`` for formats with infinity, ``nan`` for the others.
+    saturation : None, ``"satfinite"``, ``"satpropagate"`` or ``"satnone"``
+        The saturation rule of P3109 formats; None for every other format.
+    sr_bits : int
+        Random bits per stochastic rounding (1..32).
+    seed : int, numpy.random.Generator or None
+        The random source of stochastic rounding.
+    fast_paths : bool
+        The fast kernels allowed (`Context.fast_paths`).
+    context : Context or None
+        Where the call's sticky flags go (not part of the value: equality and
+        hashing ignore it); `resolve` sets it to the current context.
+    """
+    rounding: Rounding = Rounding.NEAREST_EVEN
+    ftz: bool = False
+    daz: bool = False
+    tininess: str = "after"
+    nan: object = "propagate"
+    overflow: str | None = None
     saturation: str | None = None
+    sr_bits: int = 32
+    seed: object = None
+    fast_paths: bool = True
+    context: object = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "rounding", get_rounding(self.rounding))
+        for name in ("ftz", "daz", "fast_paths"):
+            _validate.boolean(getattr(self, name), name)
+        set_(self, "tininess", get_tininess(self.tininess))
+        set_(self, "nan", as_rule(self.nan))
+        check_option("overflow", self.overflow)
+        check_option("saturation", self.saturation)
+        check_option("sr_bits", self.sr_bits)
+        set_(self, "sr_bits", int(self.sr_bits))
+        check_option("seed", self.seed)
+        if self.context is not None and not isinstance(self.context, Context):
+            raise TypeError(f"Policy.context must be a softfloat.Context or None, got "
+                            f"{type(self.context).__name__}")
+
+    @classmethod
+    def resolve(cls, rounding=None, *, policy=None, subnormals=None, ftz=None, daz=None,
+                overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
+                saturation=None) -> "Policy":
+        """The policy of one call: ``policy`` as given, or the keywords merged over
+        the current context (a keyword left as None reads the context). Giving
+        ``policy`` with any of the keywords is a TypeError. The result's
+        `context` is the current context (where the call's flags go)."""
+        return resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                       overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                       seed=seed, rng=rng, saturation=saturation)
+
+    def replace(self, **changes) -> "Policy":
+        """A copy with ``changes`` (field names; words are parsed as in the
+        constructor)."""
+        return dataclasses.replace(self, **changes)
+
+    def overflow_for(self, fmt: Format) -> str:
+        """The overflow rule in ``fmt``: the field, or the format's default (None:
+        ``ieee`` with infinity, ``nan`` without)."""
+        ov = self.overflow
+        if ov is None:
+            return "ieee" if fmt.has_inf else "nan"
+        if ov == "nan" and fmt.has_inf:
+            raise ValueError(f"overflow='nan' is for formats without infinity; {fmt.name} "
+                             f"has one")
+        return ov
+
+    def kernel_tuple(self, fmt: Format) -> tuple:
+        """The int64 tuple the kernels read for results in ``fmt`` (layout:
+        softfloat._kernels.codes.P_*); the one place it is built."""
+        if getattr(fmt, "is_p3109", False):
+            # P3109 formats: the overflow slot holds the saturation mode (SAT_*)
+            if self.overflow is not None:
+                raise ValueError(f"overflow={self.overflow!r} is not for P3109 formats "
+                                 f"({fmt.name}); give saturation= one of {SATURATIONS}")
+            ovc = SATURATION_CODES[self.saturation or "satnone"]
+        elif self.saturation is not None:
+            raise ValueError(f"saturation={self.saturation!r} is for P3109 formats only; "
+                             f"{fmt.name} keeps its overflow rules (overflow=)")
+        else:
+            ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE,
+                   "nan": OVF_NAN}[self.overflow_for(fmt)]
+        nanmode, nanbits = kernel_nan(self.nan, fmt)    # ValueError for a non-NaN pattern
+        return (np.int64(int(self.rounding)), np.int64(self.ftz), np.int64(self.daz),
+                np.int64(ovc), np.int64(self.tininess == "before"), np.int64(nanmode),
+                np.int64(nanbits), np.int64(self.sr_bits))
+
+    def flags_sink(self) -> "Context":
+        """The context the call's sticky flags go to."""
+        return self.context if self.context is not None else getcontext()
 
 
-def resolve(rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
+# The name the policy value had before it was public.
+Resolved = Policy
+
+_POLICY_KEYWORDS = ("subnormals", "ftz", "daz", "overflow", "tininess", "nan", "sr_bits",
+                    "seed", "rng", "saturation")
+
+
+def resolve(rounding=None, *, policy=None, subnormals=None, ftz=None, daz=None, overflow=None,
             tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-            saturation=None) -> Resolved:
+            saturation=None) -> Policy:
+    """`Policy.resolve`: the keywords over the current context, or ``policy``."""
     ctx = getcontext()
-    r = get_rounding(ctx.rounding if rounding is None else rounding)
+    if policy is not None:
+        if not isinstance(policy, Policy):
+            raise TypeError(f"policy must be a softfloat.Policy, got {type(policy).__name__}")
+        given = [k for k, v in (("rounding", rounding), ("subnormals", subnormals),
+                                ("ftz", ftz), ("daz", daz), ("overflow", overflow),
+                                ("tininess", tininess), ("nan", nan), ("sr_bits", sr_bits),
+                                ("seed", seed), ("rng", rng), ("saturation", saturation))
+                 if v is not None]
+        if given:
+            raise TypeError(f"give policy= or the policy keywords, not both (got policy= "
+                            f"and {', '.join(given)}=); policy.replace({given[0]}=...) "
+                            f"changes one")
+        if policy.context is ctx:
+            return policy
+        p = object.__new__(Policy)
+        p.__dict__.update(policy.__dict__)
+        object.__setattr__(p, "context", ctx)
+        return p
     sub = ctx.subnormals if subnormals is None else check_option("subnormals", subnormals)
     check_option("ftz", ftz)
     check_option("daz", daz)
     f = ftz if ftz is not None else (ctx.ftz if ctx.ftz is not None else not sub)
     d = daz if daz is not None else (ctx.daz if ctx.daz is not None else not sub)
-    ov = ctx.overflow if overflow is None else check_option("overflow", overflow)
-    tn = ctx.tininess if tininess is None else check_option("tininess", tininess)
-    nn = ctx.nan if nan is None else check_option("nan", nan)
-    sb = ctx.sr_bits if sr_bits is None else check_option("sr_bits", sr_bits)
     if seed is not None and rng is not None:
         raise TypeError("give seed= or rng=, not both")
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    sd = rng if rng is not None else (seed if seed is not None else ctx.seed)
-    check_option("seed", sd)
-    sat = ctx.saturation if saturation is None else check_option("saturation", saturation)
-    return Resolved(r, bool(f), bool(d), ov, tn, nn, int(sb), sd, ctx, bool(ctx.fast_paths),
-                    sat)
+    return Policy(ctx.rounding if rounding is None else rounding, bool(f), bool(d),
+                  ctx.tininess if tininess is None else tininess,
+                  ctx.nan if nan is None else nan,
+                  ctx.overflow if overflow is None else overflow,
+                  ctx.saturation if saturation is None else saturation,
+                  ctx.sr_bits if sr_bits is None else sr_bits,
+                  rng if rng is not None else (seed if seed is not None else ctx.seed),
+                  bool(ctx.fast_paths), ctx)
 
 
-def kernel_policy(res: Resolved, fmt: Format) -> tuple:
-    """The int64 tuple the kernels read (layout: softfloat._kernels.core.P_*).
-    For P3109 formats the overflow slot holds the saturation mode (SAT_*)."""
-    ov = res.overflow
-    if fmt.is_p3109:
-        if ov is not None:
-            raise ValueError(f"overflow={ov!r} is not for P3109 formats ({fmt.name}); "
-                             f"give saturation= one of {tuple(SATURATION_MODES)}")
-        ovc = SATURATION_MODES[res.saturation or "satnone"]
-        ov = "p3109"
-    elif res.saturation is not None:
-        raise ValueError(f"saturation={res.saturation!r} is for P3109 formats only; {fmt.name} "
-                         f"keeps its overflow rules (overflow=)")
-    if ov is None:
-        ov = "ieee" if fmt.has_inf else "nan"
-    if ov == "nan" and fmt.has_inf:
-        raise ValueError(f"overflow='nan' is for formats without infinity; {fmt.name} has one")
-    if ov != "p3109":
-        ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[ov]
-    nanmode, nanbits = kernel_nan(res.nan, fmt)     # ValueError for a non-NaN pattern
-    return (np.int64(int(res.rounding)), np.int64(res.ftz), np.int64(res.daz), np.int64(ovc),
-            np.int64(res.tininess == "before"), np.int64(nanmode), np.int64(nanbits),
-            np.int64(res.sr_bits))
+def kernel_policy(res: Policy, fmt: Format) -> tuple:
+    """The int64 tuple the kernels read (`Policy.kernel_tuple`)."""
+    return res.kernel_tuple(fmt)
 
 
 def random_key(seed) -> int:

@@ -8,10 +8,10 @@ import numpy as np
 from . import _validate
 from ._kernels import convert_hw
 from ._kernels import hw
-from ._kernels.codes import NAN_KEEP, P_NAN
+from ._kernels.codes import NAN_KEEP, OVF_IEEE, P_DAZ, P_FTZ, P_NAN, P_OVF, P_TINB
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
 from ._parallel import run_chunks
-from .context import kernel_policy, random_key, resolve
+from .context import random_key, resolve
 from .flags import Flags
 from .formats import FP32, FP64, Format
 from .rounding import Rounding
@@ -33,7 +33,7 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
     rounding; the NaN policy is the general kernel's, which recomputes NaN
     elements)."""
     if (return_flags or not res.fast_paths or res.rounding == Rounding.STOCHASTIC
-            or pol[1] or pol[2] or pol[3] != 0 or pol[4]):
+            or pol[P_FTZ] or pol[P_DAZ] or pol[P_OVF] != OVF_IEEE or pol[P_TINB]):
         return None
     d = dst.params
     s = src_fmt.params
@@ -55,7 +55,7 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
     return_flags = _validate.boolean(return_flags, "return_flags")
-    pol = kernel_policy(res, dst)
+    pol = res.kernel_tuple(dst)
     key = random_key(res.seed) if res.rounding == Rounding.STOCHASTIC else 0
     src = _validate.writable(_validate.flat(src_int))
     flg = np.empty(src.size if return_flags else 1, np.uint8)
@@ -88,11 +88,11 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
                 allf |= run_chunks(convert_chunk, idx.size, s2, o2, flg, False, sE, sM, sb,
                                    sk, dE, dM, db, dk, pol, key)
                 out[idx] = o2
-            res.context.flags |= Flags(int(allf))
+            res.flags_sink().flags |= Flags(int(allf))
             return out.reshape(shape)
         # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
-    # (not for fnu targets, e8m0: no sign, no zero, no subnormals; nor for unsigned
-    # P3109 ones or P = 1, whose parity is the exponent's)
+    # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
+    # (not for unsigned P3109 targets, nor P = 1, whose parity is the exponent's)
     fast_ok = (res.fast_paths and (dk < 4 or (dst.kind in ("p3109se", "p3109sf") and dM >= 1))
                and sk == 0 and sM > dM and db <= sb
                and pol[P_NAN] != NAN_KEEP)
@@ -126,7 +126,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
             src, out = _validate.kernel_io(src, src.size)
             allf = run_chunks(kern, src.size, src, out, flg, return_flags, *kargs)
             out = out.astype(dst.dtype, copy=False)
-    res.context.flags |= Flags(int(allf))
+    res.flags_sink().flags |= Flags(int(allf))
     out = out.reshape(shape)
     if return_flags:
         return out, flg.reshape(shape)
@@ -135,7 +135,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
 
 def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
             tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-            saturation=None, return_flags=False):
+        saturation=None, return_flags=False,
+            policy=None):
     """Round float values into ``fmt`` and return the encodings.
 
     Parameters
@@ -151,6 +152,8 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
         Policies; see `softfloat.Context`. None reads the current context.
     seed, rng
         Random source for ``stochastic`` rounding (an int, or a numpy Generator).
+    policy : softfloat.Policy, optional
+        All the policies as one value, in place of the keywords (not with them).
     return_flags : bool
         Also return the per-element IEEE flags (uint8, SoftFloat's bit values).
 
@@ -163,11 +166,17 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
     """
     a = _validate.as_values(x)
     dst = _validate.target_format(fmt)
-    res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
-                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-                  saturation=saturation)
-    return _run_convert(_validate.int_view(a), _validate.HOST_FORMATS[a.dtype], dst, res, return_flags,
-                        a.shape)
+    res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                  overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
+                  rng=rng, saturation=saturation)
+    return _to_bits(a, dst, res, return_flags)
+
+
+def _to_bits(a, dst: Format, res, return_flags):
+    """`to_bits` of validated values ``a`` into the parsed format ``dst`` under
+    the call's policy ``res``."""
+    return _run_convert(_validate.int_view(a), _validate.HOST_FORMATS[a.dtype], dst, res,
+                        return_flags, a.shape)
 
 
 def from_bits(bits, fmt) -> np.ndarray:
@@ -176,11 +185,19 @@ def from_bits(bits, fmt) -> np.ndarray:
     Wraps `softfloat._kernels.convert.to_float64_array`.
     """
     f = _validate.target_format(fmt)
+    return _from_bits(_validate.as_bits(bits, f), f)
+
+
+def _check_float64(f: Format):
     if not f.fits_float64:
         raise ValueError(f"{f.name} has values beyond float64 (2**{f.min_exponent} to below "
                          f"2**{f.emax + 1}): from_bits/quantize cannot give them exactly; use "
                          f"softfloat.p3109.decode (exact Fractions) or decode_parts")
-    b = _validate.as_bits(bits, f)
+
+
+def _from_bits(b, f: Format) -> np.ndarray:
+    """`from_bits` of validated encodings ``b`` of the parsed format ``f``."""
+    _check_float64(f)
     src = _validate.writable(_validate.flat(b))
     if src.dtype != np.uint16:          # one signature beside the hot uint16 one
         src = src.astype(np.uint32)
@@ -189,23 +206,29 @@ def from_bits(bits, fmt) -> np.ndarray:
     return out.view(np.float64).reshape(b.shape)
 
 
-def quantize(x, fmt, rounding=None, *, return_flags=False, **policies):
+def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
+             daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None,
+             rng=None, saturation=None, policy=None):
     """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
     return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
 
-    The policies are those of `to_bits`.
+    The policies (and ``policy=``) are those of `to_bits`.
     """
-    r = to_bits(x, fmt, rounding, return_flags=return_flags, **policies)
+    a = _validate.as_values(x)
     f = _validate.target_format(fmt)
+    res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                  overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
+                  rng=rng, saturation=saturation)
+    r = _to_bits(a, f, res, return_flags)
     if return_flags:
-        return from_bits(r[0], f), r[1]
-    return from_bits(r, f)
+        return _from_bits(r[0], f), r[1]
+    return _from_bits(r, f)
 
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
             overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
             saturation=None,
-            return_flags=False):
+            return_flags=False, policy=None):
     """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
 
     Policies as in `to_bits`; ``daz`` applies to the source operands.
@@ -216,7 +239,7 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
                          "values use softfloat.to_bits")
     d = _validate.target_format(dst_fmt)
     b = _validate.as_bits(bits, s, "bits")
-    res = resolve(rounding, subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
-                  tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-                  saturation=saturation)
+    res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                  overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
+                  rng=rng, saturation=saturation)
     return _run_convert(b, s, d, res, return_flags, b.shape)

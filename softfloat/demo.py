@@ -8,7 +8,7 @@ from ._cli import Parser, UsageError, command
 from .conversions import from_bits, to_bits
 from .flags import flag_names
 from .formats import get_format
-from .rounding import ROUNDING_MODES, get_rounding
+from .rounding import ROUNDING_MODES, Rounding, get_rounding
 
 
 def _fields(bits: int, fmt) -> str:
@@ -19,7 +19,7 @@ def _fields(bits: int, fmt) -> str:
 def explain(x: float, fmt="fp16", rounding="nearest_even", seed=0) -> str:
     """One line: x -> value, encoding (hex and fields), flags."""
     f = get_format(fmt)
-    kw = {"seed": seed} if get_rounding(rounding).label == "stochastic" else {}
+    kw = {"seed": seed} if get_rounding(rounding) == Rounding.STOCHASTIC else {}
     bits, flags = to_bits(np.float64(x), f, rounding, return_flags=True, **kw)
     v = float(from_bits(bits, f))
     names = ",".join(flag_names(flags)) or "exact"
@@ -37,7 +37,10 @@ EXAMPLES = [
 
 @command("python -m softfloat demo")
 def main(argv=None) -> int:
-    p = Parser(prog="python -m softfloat demo", description=__doc__)
+    p = Parser(prog="python -m softfloat demo",
+               description="The worked examples of how values round into fp16 and bf16 "
+                           "(and fp8): each value, the value it rounds to, its encoding in "
+                           "hex and as sign, exponent and fraction fields, and the flags.")
     p.add_argument("values", nargs="*", type=float,
                    help="values to round (default: the worked examples)")
     p.add_argument("--format", default=None, metavar="FMT",
@@ -47,8 +50,11 @@ def main(argv=None) -> int:
     p.add_argument("--rounding", default="nearest_even", metavar="MODE",
                    help=f"rounding mode, one of {', '.join(ROUNDING_MODES)} or an alias "
                         f"such as rtz (default: nearest_even)")
-    p.add_argument("--seed", type=int, default=0, help="random source of stochastic rounding")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed (>= 0) of the random source of stochastic rounding")
     a = p.parse_args(argv)
+    if a.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {a.seed}")
     try:
         fmt = None if a.format is None else get_format(a.format)
         mode = get_rounding(a.rounding)

@@ -253,9 +253,29 @@ def plot_tree(tree, path, title=None):
 # ---------------------------------------------------------------------------
 # Adapters
 # ---------------------------------------------------------------------------
+def _count(name, v, lo=1):
+    """An int argument >= lo (bools and floats refused), naming ``name``."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {v!r}")
+    if v < lo:
+        raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _callable(fn):
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+
+
 def dot_adapter(fn, other=1.0):
     """A sum function from a dot product ``fn(a, b)``: ``x -> fn(x, other * ones)``.
-    The probe's values enter as products with ``other`` (1 by default), exact."""
+    The probe's values enter as products with ``other`` (1 by default; a power of
+    two keeps them exact), exact."""
+    _callable(fn)
+    if isinstance(other, (bool, np.bool_)) or not isinstance(other, (int, float, np.number)) \
+            or not np.isfinite(other) or other == 0:
+        raise ValueError(f"other must be a finite nonzero number, got {other!r}")
+
     def f(x):
         return fn(x, np.full(x.shape, other, dtype=x.dtype))
     return f
@@ -266,6 +286,16 @@ def matmul_adapter(fn, m=1, n=1, row=0, col=0, layout="a"):
     row ``row`` of ``A`` (shape (m, k)), column ``col`` of ``B`` (shape (k, n)) is
     all ones, every other entry zero, and the result is ``C[row, col]``. With
     ``layout="b"`` the vector goes into ``B``'s column and ``A``'s row is ones."""
+    _callable(fn)
+    m, n = _count("m", m), _count("n", n)
+    row, col = _count("row", row, 0), _count("col", col, 0)
+    if row >= m:
+        raise ValueError(f"row {row} is outside A's {m} row(s) (m={m})")
+    if col >= n:
+        raise ValueError(f"col {col} is outside B's {n} column(s) (n={n})")
+    if layout not in ("a", "b"):
+        raise ValueError(f"layout must be 'a' or 'b', got {layout!r}")
+
     def f(x):
         k = x.shape[0]
         A = np.zeros((m, k), x.dtype)
@@ -622,8 +652,17 @@ def probe_sum(fn, n, fmt="fp32", *, precision=True, group=None, max_calls=None) 
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 1 <= n <= MAX_TERMS:
         raise ValueError(f"n must be an int in [1, {MAX_TERMS}] (each call builds an "
                          f"n-element input), got {n!r}")
-    if not callable(fn):
-        raise TypeError("fn must be callable")
+    _callable(fn)
+    if not isinstance(precision, (bool, np.bool_)):
+        raise TypeError(f"precision must be True or False, got {precision!r}")
+    f = _fmt(fmt)
+    if group is not None:
+        top = 2 ** min(f.precision, 24) - 1
+        if _count("group", group) > top:
+            raise ValueError(f"group must be at most {top} (counts exact in {f.name}), "
+                             f"got {group!r}")
+    if max_calls is not None:
+        _count("max_calls", max_calls)
     if n == 1:
         return ProbeResult(0, 1, _fmt(fmt).name, {}, 0, 0.0, 0.0)
     P = _Prober(fn, n, fmt, group, max_calls)

@@ -1,4 +1,5 @@
-"""Rounding modes and their names.
+"""Rounding modes and their names: the one place a mode's name, alias or
+TestFloat option (``-rnear_even``, ``-rminMag`` ...) is read (`get_rounding`).
 
 The integer codes are what the kernels read; only ``round_pack`` interprets them.
 """
@@ -36,6 +37,10 @@ _ALIASES = {
     "toward_negative": Rounding.DOWNWARD, "floor": Rounding.DOWNWARD,
     "odd": Rounding.ODD, "rto": Rounding.ODD,
     "stochastic": Rounding.STOCHASTIC, "sr": Rounding.STOCHASTIC,
+    # TestFloat's spellings (its -r options: -rnear_even, -rminMag, -rmin ...; an
+    # option with its leading "r", or "-r", is read by get_rounding too)
+    "neareven": Rounding.NEAREST_EVEN, "nearmaxmag": Rounding.NEAREST_AWAY,
+    "nearest_maxmag": Rounding.NEAREST_AWAY,
 }
 
 ROUNDING_MODES = tuple(r.label for r in Rounding)
@@ -50,5 +55,8 @@ def get_rounding(mode) -> Rounding:
         key = mode.strip().lower().replace("-", "_")
         if key in _ALIASES:
             return _ALIASES[key]
+        opt = key.lstrip("_")
+        if opt.startswith("r") and opt[1:] in _ALIASES:    # TestFloat's -r<mode> option
+            return _ALIASES[opt[1:]]
     raise ValueError(f"unknown rounding mode {mode!r}; expected one of {list(ROUNDING_MODES)} "
                      f"or an alias (rne, rna, rtz, rup, rdn, rto, sr)")

@@ -5,10 +5,12 @@ Every kernel compiles on its first call and is then kept in the cache (see
 command makes those first calls now, through the public functions, on tiny
 arrays:
 
-* the common set (default): what the README's tour and the ``nn`` experiments
-  call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
-  kernel per mode: nearest-even and one other mode each), fma of fp16;
+* the common set (default): what the README's tour, docs/verify.md's first
+  example and the ``nn`` experiments call: float64/float32 -> fp16, bf16, fp8 and
+  back, in any rounding mode (the mode is a run-time argument of each kernel);
+  + - * / and sqrt of fp16/bf16 (one kernel per mode: nearest-even and one other
+  mode each), fma of fp16 and bf16; the tour's ``sf.array`` line; ``sf.verify``
+  with its diagnosis;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation; the torch CPU
   models (``platform="torch_cpu"``);
 * ``--all``: every kernel and signature the library dispatches to (every host
@@ -68,8 +70,12 @@ def _common():
         t.append((f"add/sub/mul/div {fmt}", lambda e=e, fmt=fmt: (
             sf.add(e, e[::-1], fmt), sf.sub(e, e, fmt), sf.mul(e, e, fmt),
             sf.div(e, e[::-1], fmt))))
-    t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
-    t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
+    # sqrt and fma of both formats (the README tour's first sf.array line takes a
+    # bf16 square root)
+    t.append(("sqrt fp16/bf16", lambda: (sf.sqrt(h, "fp16"), sf.sqrt(b, "bf16"))))
+    t.append(("fma fp16/bf16", lambda: (sf.fma(h, h, h, "fp16"), sf.fma(b, b, b, "bf16"))))
+    # the README tour's low-precision array (ufuncs with scalars, its repr)
+    t.append(("sf.array bf16 (the README tour)", _tour_array))
     # fp16/bf16 + - * / sqrt fma have one kernel per rounding mode
     # (softfloat._kernels.eft.kernel): the common set compiles one other mode of
     # each (the README's upward add among them), --all every mode
@@ -78,8 +84,10 @@ def _common():
             _eft_call(sf, op, e, fmt, mode) for op, mode in _DIRECTED.items()]))
     A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
+    ones = np.full(5000, 0x3C00, np.uint16)          # finite data: the tour's sums
     t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
-        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
+        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"),
+        sf.sum(ones, "fp16"), sf.sum(ones, "fp16", acc="fp32"))))
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
     # what the README's tour, the examples and nn.experiments call beyond the above
@@ -121,7 +129,37 @@ def _common():
     # block-scaled units (tcgen05 mxf8f6f4, mxf4, mxf4nvf4): the fast fdpa and
     # grouped kernels, and their references for an output with an infinite c
     t.append(("matrix units block-scaled (b200 mxfp8, mxfp4, nvfp4)", _block_scaled_units))
+    t.append(("verify fp16 mul and add with the diagnosis (docs/verify.md)", _verify))
     return t
+
+
+def _verify():
+    """sf.verify as docs/verify.md and the README call it: a truncating fp16
+    multiplier and NumPy's float16 add over TestFloat's level-1 cases, the
+    classification and the diagnosis (every rounding mode, the policies and the
+    double rounding through fp32 on the general kernels)."""
+    import softfloat as sf
+
+    def my_mul(a, b):
+        with np.errstate(all="ignore"):
+            x = a.view(np.float16).astype(np.float64) * b.view(np.float16).astype(np.float64)
+            r = x.astype(np.float16)
+            r = np.where(np.abs(r.astype(np.float64)) > np.abs(x),
+                         np.nextafter(r, np.float16(0)), r)
+        return r.view(np.uint16)
+
+    def np_add(a, b):
+        with np.errstate(all="ignore"):
+            return (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+    sf.verify(my_mul, "mul", "fp16", space="level1", progress=False)
+    sf.verify(np_add, "add", "fp16", space="level1", progress=False)
+
+
+def _tour_array():
+    """The README tour's first low-precision array line, printed."""
+    import softfloat as sf
+    x = sf.array(np.linspace(0, 1, 5), "bf16")
+    return repr(np.sqrt(x * x + 1.0))
 
 
 def _block_scaled_units():
@@ -301,7 +339,7 @@ _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
 _WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12,
-           "nn": 20}
+           "nn": 20, "verify": 10}
 _WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
                 for m in ("nearest_away", "toward_zero", "upward", "downward", "odd")})
 
@@ -323,6 +361,8 @@ def group_of(name: str) -> str:
         return "mx"
     if name.startswith("sweep"):
         return "sweep"
+    if name.startswith("verify"):
+        return "verify"
     if name.startswith("eft"):
         return name                   # its own kernels (one per op of that mode)
     return "arith"

@@ -239,3 +239,95 @@ def test_warmup_common_set_covers_the_documented_calls():
     for words in ("stochastic", "block-FMA presets", "MXFP8/MXFP4/NVFP4", "nn training"):
         assert words in names
     assert warmup.group_of("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)") == "nn"
+
+
+# ---------------------------------------------------------------------------
+# every command ends in one line and 0/1/2/130
+def _cmd(args, env_extra=None, **kw):
+    env = dict(ENV, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m"] + args, cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+@pytest.mark.parametrize("var", ["SOFTFLOAT_HW", "SOFTFLOAT_SWEEP_SIMD"])
+def test_a_junk_switch_is_one_line_and_status_2(var):
+    p = _cmd(["softfloat", "demo", "1.0"], {var: "maybe"})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and var in p.stderr and "Traceback" not in p.stderr
+
+
+def test_demo_refuses_a_negative_seed(capsys):
+    assert demo.main(["1.1", "--rounding", "stochastic", "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--seed" in err
+
+
+@pytest.mark.parametrize("delay", [0.2, 1.0])
+def test_ctrl_c_early_in_a_command_is_one_line_and_status_130(delay):
+    import signal
+    import time
+    p = subprocess.Popen([sys.executable, "-m", "softfloat", "demo"], cwd=ROOT, env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=600)
+    if p.returncode == 0 and "rounding:" in out:
+        pytest.skip("the command finished before the signal")
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "interrupted" in err
+
+
+def test_demo_help_is_plain_text(capsys):
+    with pytest.raises(SystemExit):
+        demo.main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "`" not in out and "worked examples" in out
+
+
+def test_experiments_advise_sequential_order_only_when_not_already_used():
+    assert "rerun with --order sequential" in E.order_note("blas")
+    assert "rerun" not in E.order_note("sequential")
+
+
+def test_loss_curves_and_gradient_histogram_are_readable(tmp_path):
+    # a grid, not a 5:1 strip; coinciding curves drawn with distinct dashes and
+    # markers; the fp16 limits of the histogram named above the axes, not in it
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mpimg
+    recs = [dict(_record(n, e), loss_curve=[1.0, 0.5, 0.25]) for n, e in
+            (("fp32 baseline", 1), ("fp16, no master", 2), ("bf16, no master", 2),
+             ("dynamic", 4), ("fp32 acc", 5), ("h100", 6))]
+    g = np.exp2(np.random.default_rng(0).uniform(-30, 0, 5000))
+    paths = E.plots(recs, [], {"fp32 baseline": (g, g * 0.01)}, str(tmp_path))
+    for name in ("loss_curves.png", "grad_histogram.png"):
+        h, w = mpimg.imread(os.path.join(tmp_path, name)).shape[:2]
+        assert w / h < 2.6, (name, w, h)
+    assert len(paths) >= 2
+
+
+def test_warmup_common_set_asks_for_the_kernels_of_the_tour_and_verify(monkeypatch,
+                                                                       fast_paths_on):
+    """Every fp16/bf16 pass-1 kernel (format, op, mode) that the README tour's
+    arithmetic and sf.array line and docs/verify.md's first call ask for is asked
+    for by the common set too (spied, with a kernel that refuses: the calls then
+    take the general kernels, and nothing new is compiled)."""
+    import softfloat as sf
+    from softfloat import warmup
+    from softfloat._kernels import eft
+    seen = set()
+
+    def spy(params, op, mode):
+        seen.add((tuple(params), int(op), int(mode)))
+        return lambda lo, hi, *a: -1
+
+    monkeypatch.setattr(eft, "kernel", spy)
+    x = sf.array(np.linspace(0, 1, 5), "bf16")
+    repr(np.sqrt(x * x + 1.0))
+    a = sf.to_bits(np.array([1.0, 65504.0, 0.0]), "fp16")
+    sf.add(a, a, "fp16"), sf.add(a, a, "fp16", "upward"), sf.fma(a, a, a, "fp16")
+    warmup._verify_example()
+    tour, seen = set(seen), set()
+    for name, fn in warmup.tasks():
+        if warmup.group_of(name) in ("arith", "sweep"):
+            fn()
+    assert tour and tour <= seen, sorted(tour - seen)

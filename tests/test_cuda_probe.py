@@ -135,3 +135,129 @@ def test_device_errors_are_recorded():
         raise RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED")
     rec = CP.check_units(broken, "ampere", cases)[0]
     assert "CUBLAS_STATUS_NOT_SUPPORTED" in rec["error"] and "mismatches" not in rec
+
+
+# ---------------------------------------------------------------------------
+# --what emulate: torch programs on the device against sf.emulate
+# ---------------------------------------------------------------------------
+def _tiny_programs():
+    """Two small programs: a bf16 product rounded once, and a cast into e4m3 with
+    a NaN and values beyond the range."""
+    def scaled(T, dev, rng):
+        x = CP._t(T, CP._emu_values(rng, (8, 16)), dev, T.bfloat16)
+        return {"mul": x * 0.1, "sum": x.float().sum(0)}
+
+    def cast(T, dev, rng):
+        x = CP._t(T, CP._emu_values(rng, (64,), "special") * 100, dev)
+        return {"e4m3": x.to(T.float8_e4m3fn)}
+    return {"scaled": scaled, "cast": cast}
+
+
+def test_emulate_device_of_a_gpu():
+    assert CP.emulate_device_of("NVIDIA H100 PCIe", (9, 0)) == "h100_pcie"
+    assert CP.emulate_device_of("NVIDIA H100 80GB HBM3", (9, 0)) == "h100_sxm"
+    assert CP.emulate_device_of("NVIDIA GeForce RTX 4060", (8, 9)) == "rtx4060"
+    assert CP.emulate_device_of("NVIDIA A100-SXM4-40GB", (8, 0)) == "a100"
+    assert CP.emulate_device_of("Some Future GPU", (10, 0)) == "blackwell"
+    assert CP.emulate_device_of("Some Old GPU", (3, 5)) is None
+    for name in ("h100_pcie", "h100_sxm", "rtx4060", "a100", "h200", "l40s", "b200", "t4"):
+        sf.emulate(name)                       # every name it gives is a device of the mode
+
+
+def test_emulate_programs_per_architecture():
+    full = CP.emulate_programs("hopper")
+    assert {"gemm_float32", "gemm_tf32", "gemm_float16", "gemm_bfloat16", "scaled_mm_fp8",
+            "elementwise_half", "cast_fp8", "mlp_bf16_forward_backward", "softmax"} == set(full)
+    assert "scaled_mm_fp8" not in CP.emulate_programs("ampere")
+    assert "gemm_bfloat16" not in CP.emulate_programs("volta")
+    # one program on CPU: same inputs from the same seed, outputs of the stated dtypes
+    out1 = full["cast_fp8"](torch, "cpu", np.random.default_rng(5))
+    out2 = full["cast_fp8"](torch, "cpu", np.random.default_rng(5))
+    assert out1["float32_to_float8_e5m2"].dtype == torch.float8_e5m2
+    assert all(torch.equal(out1[k].view(torch.uint8) if out1[k].dtype.itemsize == 1
+                           else out1[k].float().nan_to_num(7.0),
+                           out2[k].view(torch.uint8) if out2[k].dtype.itemsize == 1
+                           else out2[k].float().nan_to_num(7.0)) for k in out1)
+
+
+def test_emulate_check_a_device_that_is_the_model(tmp_path):
+    """A fake device computing exactly what the mode computes: 0 mismatches,
+    status 0, the report files with the claim levels."""
+    emu = CP.emulated_fn(torch, "h100")
+    recs = CP.check_emulate(emu, emu, _tiny_programs())
+    assert [r["program"] for r in recs] == ["scaled", "cast"]
+    assert all(r["mismatches"] == 0 for r in recs) and CP.emulate_status(recs) == 0
+    assert recs[0]["outputs"]["mul"]["outputs"] == 128
+    assert recs[1]["report"]["totals"]["modelled"] + recs[1]["report"]["totals"]["proof"] >= 1
+    CP.write_emulate_report(recs, {"device_name": "fake", "emulated": "h100"}, str(tmp_path))
+    rep = json.loads((tmp_path / "emulate.json").read_text())
+    assert rep["status"] == 0 and len(rep["programs"]) == 2
+    md = (tmp_path / "emulate.md").read_text()
+    assert "| scaled | mul | bfloat16 | 0 | 128 |" in md and "All outputs the same bits." in md
+
+
+def test_emulate_check_locates_altered_outputs(tmp_path):
+    """A device returning the model's outputs with two bits flipped in one output
+    and a NaN with another payload in another: exactly those two mismatches, at
+    those indices with both encodings; the NaN counted as a payload difference,
+    not a mismatch; status 1."""
+    emu = CP.emulated_fn(torch, "h100")
+
+    def device(prog, seed):
+        out, _ = emu(prog, seed)
+        out = {k: v.clone() for k, v in out.items()}
+        if "mul" in out:
+            b = out["mul"].view(torch.int16).reshape(-1)
+            b[3] ^= 1
+            b[77] ^= 0x40
+        if "e4m3" in out:
+            u = out["e4m3"].view(torch.uint8)
+            nan = (u & 0x7F) == 0x7F
+            assert nan.any()
+            u[nan.nonzero()[0]] ^= 0x80            # -NaN for +NaN: another NaN
+        return out, None
+    recs = CP.check_emulate(device, emu, _tiny_programs())
+    mul = recs[0]["outputs"]["mul"]
+    assert mul["mismatches"] == 2 and [e[0] for e in mul["examples"]] == [3, 77]
+    exp_bits = emu(_tiny_programs()["scaled"], 0)[0]["mul"].view(torch.int16).reshape(-1)
+    assert mul["examples"][0][2] == f"{int(exp_bits[3]) & 0xFFFF:#06x}"
+    assert recs[0]["outputs"]["sum"]["mismatches"] == 0
+    cast = recs[1]["outputs"]["e4m3"]
+    assert cast["mismatches"] == 0 and cast["nan_payload_differences"] == 1
+    assert CP.emulate_status(recs) == 1
+    CP.write_emulate_report(recs, {"device_name": "fake"}, str(tmp_path))
+    assert json.loads((tmp_path / "emulate.json").read_text())["status"] == 1
+
+
+def test_emulate_check_records_errors():
+    emu = CP.emulated_fn(torch, "h100")
+
+    def refuses(prog, seed):
+        raise RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED")
+
+    def wrong_dtype(prog, seed):
+        out, _ = emu(prog, seed)
+        return {k: v.float() for k, v in out.items()}, None
+    recs = CP.check_emulate(refuses, emu, _tiny_programs())
+    assert all("CUBLAS_STATUS_NOT_SUPPORTED" in r["error"] for r in recs)
+    assert CP.emulate_status(recs) == 0           # a refused program is no mismatch
+    recs = CP.check_emulate(emu, refuses, _tiny_programs())
+    assert CP.emulate_status(recs) == 1 and recs[0]["error"].startswith("emulate")
+    recs = CP.check_emulate(wrong_dtype, emu, _tiny_programs())
+    assert "error" in recs[0]["outputs"]["mul"] and CP.emulate_status(recs) == 1
+
+
+def test_emulate_needs_cuda(tmp_path):
+    assert CP.main(["--out", str(tmp_path / "o"), "--device", "cpu", "--what", "emulate"]) == 2
+    assert CP.main(["--out", str(tmp_path / "o"), "--what", "orders,bogus"]) == 2
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_every_emulate_program_runs_under_the_mode(tmp_path):
+    """Every program under sf.emulate("h100") on CPU tensors, twice: the mode
+    runs them all and is deterministic."""
+    emu = CP.emulated_fn(torch, "h100")
+    recs = CP.check_emulate(emu, emu, CP.emulate_programs("hopper"))
+    assert all("error" not in r for r in recs), [r.get("error") for r in recs]
+    assert CP.emulate_status(recs) == 0

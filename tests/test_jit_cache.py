@@ -194,6 +194,11 @@ def _damage(path, how):
         path.write_bytes(b"")
     elif how == "truncated":
         path.write_bytes(data[:len(data) // 2])
+    elif how == "flipped":                   # two bytes of the machine code changed
+        raw = bytearray(data)
+        raw[len(raw) // 2] ^= 0x5A
+        raw[len(raw) // 2 + 7] ^= 0xA5
+        path.write_bytes(bytes(raw))
     else:
         path.write_bytes(b"\x80\x04junk that is not a pickle" * 3)
 
@@ -204,7 +209,8 @@ def _damage(path, how):
     pytest.param(".nbi", "truncated", marks=pytest.mark.slow),
     pytest.param(".nbi", "junk", marks=pytest.mark.slow),
     pytest.param(".nbc", "empty", marks=pytest.mark.slow),
-    pytest.param(".nbc", "truncated", marks=pytest.mark.slow)])
+    pytest.param(".nbc", "truncated", marks=pytest.mark.slow),
+    pytest.param(".nbc", "flipped", marks=pytest.mark.slow)])
 def test_a_damaged_cache_file_is_removed_and_rebuilt(tmp_path, suffix, how):
     src = _copy_package(tmp_path)
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
@@ -265,3 +271,31 @@ def test_verified_loads_remove_a_damaged_file_of_softfloat_s_cache(tmp_path, mon
     (theirs / "k-1.py311.nbi").write_bytes(b"")
     with pytest.raises(EOFError):                    # not softfloat's: numba's behaviour
         g._load_index()
+
+
+def test_a_kernel_file_with_flipped_bytes_is_caught_before_it_is_loaded(tmp_path, monkeypatch):
+    """Flipped bytes inside a data file may still unpickle (into machine code that
+    crashes the process when loaded): every file of softfloat's cache carries a
+    checksum, checked before the bytes are unpickled."""
+    from numba.core import caching
+    from softfloat import _jitcache
+    _jitcache.install()
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    monkeypatch.setitem(_jitcache._dirs, "test-package", str(ours))
+    f = caching.IndexDataCacheFile(str(ours), "k-1.py311", "stamp")
+    payload = (b"machine code " * 100, 7)
+    f.save("key", payload)
+    assert f.load("key") == payload
+    for name in ("k-1.py311.1.nbc", "k-1.py311.nbi"):
+        path = ours / name
+        raw = bytearray(path.read_bytes())
+        mid = len(raw) // 2
+        raw[mid] ^= 0x10
+        raw[mid + 1] ^= 0x01
+        path.write_bytes(bytes(raw))
+        with pytest.warns(_jitcache.CacheRepairWarning, match="checksum"):
+            assert f.load("key") is None                 # compiled again, never loaded
+        assert not path.exists()
+        f.save("key", payload)
+        assert f.load("key") == payload

@@ -72,15 +72,15 @@ def test_fast_kernel_matches_its_slow_twin(arch, fin, fout, monkeypatch):
         a, b, c, _, _ = H.make_case(unit, 37, 29, 3, seed + 100)
         K = a.shape[1] - rng.integers(0, unit.k)        # ragged K: zero padding
         fast = M.mma(unit, a[:, :K], b[:K], c)
-        monkeypatch.setattr(R, "_fast", False)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", False)   # the slow twins
         slow = M.mma(unit, a[:, :K], b[:K], c)
-        monkeypatch.setattr(R, "_fast", True)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", True)
         np.testing.assert_array_equal(fast, slow)
         total += fast.size
     # operands drawn near overflow and underflow, without specials (fast kernel only)
     a, b, c, _, _ = H.make_case(unit, 64, 48, 2, 7, kinds=(0, 1, 4, 5))
     fast = M.mma(unit, a, b, c)
-    monkeypatch.setattr(R, "_fast", False)
+    monkeypatch.setattr(sf.getcontext(), "fast_paths", False)   # the slow twins
     np.testing.assert_array_equal(fast, M.mma(unit, a, b, c))
     assert total > 3000
 
@@ -109,9 +109,9 @@ def test_fast_kernel_with_block_scales_matches_its_slow_twin(arch, ins, monkeypa
         sa[1, :8] = 127
         sb[:, :8] = 127 + rng.integers(-3, 4, size=(nsb, 8))
         fast = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
-        monkeypatch.setattr(R, "_fast", False)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", False)   # the slow twins
         slow = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
-        monkeypatch.setattr(R, "_fast", True)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", True)
         np.testing.assert_array_equal(fast, slow)
         total += fast.size
     assert total == 2 * 2 * 40 * 70
@@ -148,9 +148,9 @@ def test_grouped_fast_kernel_matches_its_slow_twin(arch, ins, monkeypatch):
         sa[1, :6] = sf.to_bits(1.0, unit.scale_fmt)           # scales near 1
         sb[:, :6] = sf.to_bits(2.0, unit.scale_fmt)
         fast = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
-        monkeypatch.setattr(R, "_fast", False)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", False)   # the slow twins
         slow = M.mma(unit, a, b, c, scale_a=sa, scale_b=sb)
-        monkeypatch.setattr(R, "_fast", True)
+        monkeypatch.setattr(sf.getcontext(), "fast_paths", True)
         np.testing.assert_array_equal(fast, slow)
         total += fast.size
         with np.errstate(over="ignore", invalid="ignore"):
@@ -215,7 +215,7 @@ def test_fast_kernel_blocks_batches_and_overflowing_chains(arch, ins, monkeypatc
     b = _finite_bits(unit.b_fmt, (K, 70), rng)
     c = _finite_bits(unit.c_fmt, (2, 13, 70), rng)
     fast = M.mma(unit, a, b, c)
-    monkeypatch.setattr(R, "_fast", False)
+    monkeypatch.setattr(sf.getcontext(), "fast_paths", False)   # the slow twins
     slow = M.mma(unit, a, b, c)
     np.testing.assert_array_equal(fast, slow)
     with np.errstate(over="ignore", invalid="ignore"):

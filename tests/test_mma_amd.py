@@ -12,7 +12,6 @@ import pytest
 
 import softfloat as sf
 from softfloat import mma as M
-from softfloat.mma import run as R
 
 sys.path.insert(0, os.path.dirname(__file__))
 import mma_reference as REF  # noqa: E402
@@ -30,11 +29,8 @@ FAST_CASES = [("cdna3", "f32_32x32x8_f16"), ("cdna3", "f32_16x16x4_4b_bf16"),
 
 @contextlib.contextmanager
 def slow_twin():
-    R._fast_amd = False
-    try:
+    with sf.localcontext(fast_paths=False):       # the slow twins of the fast kernels
         yield
-    finally:
-        R._fast_amd = True
 
 
 def _both(unit, a, b, c):

@@ -231,3 +231,58 @@ def test_keep_where_equals_np_where_bitwise():
         got = _keep_where(m, g)
         assert got.dtype == dt
         assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+# ---------------------------------------------------------------------------
+# junk arguments are refused with a message naming them
+def _tiny():
+    import nn as _nn
+    x = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2, 0, 1])
+    return _nn, _nn.MLP([4, 5, 3]), x, y
+
+
+def test_evaluate_refuses_an_empty_batch_and_junk():
+    nn_, m, x, y = _tiny()
+    P = nn_.Precision()
+    with pytest.raises(ValueError, match="empty"):
+        nn_.evaluate(m, P, x[:0], y[:0])
+    for bad, words in [(dict(batch=-1), "batch"), (dict(batch=True), "batch"),
+                       (dict(batch=2.5), "batch"), (dict(task="junk"), "task")]:
+        with pytest.raises((ValueError, TypeError), match=words):
+            nn_.evaluate(m, P, x, y, **bad)
+    with pytest.raises(TypeError, match="policy"):
+        nn_.evaluate(m, x, y, P)                      # the policy comes second
+    with pytest.raises(ValueError, match="rows"):
+        nn_.evaluate(m, P, x, y[:3])
+    loss, acc = nn_.evaluate(m, P, x, y, batch=3)
+    assert np.isfinite(loss) and 0 <= acc <= 1
+
+
+def test_train_step_refuses_an_empty_batch_and_junk():
+    nn_, m, x, y = _tiny()
+    opt = nn_.SGD(m.parameters(), lr=0.1)
+    for kw, words in [(dict(x=x[:0], y=y[:0]), "empty"), (dict(task="junk"), "task"),
+                      (dict(loss_factor=float("nan")), "loss_factor"),
+                      (dict(loss_factor=0.0), "loss_factor")]:
+        args = dict(x=x, y=y)
+        args.update(kw)
+        with pytest.raises((ValueError, TypeError), match=words):
+            nn_.train_step(m, opt, nn_.NoLossScaler(), **args)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda nn_, p: nn_.SGD(p, lr=True), "lr"),
+    (lambda nn_, p: nn_.SGD(p, lr=float("inf")), "lr"),
+    (lambda nn_, p: nn_.SGD(p, lr=0.1, momentum=2), "momentum"),
+    (lambda nn_, p: nn_.SGD(p, lr=0.1, momentum=float("nan")), "momentum"),
+    (lambda nn_, p: nn_.SGD(p, lr=0.1, weight_decay=-1), "weight_decay"),
+    (lambda nn_, p: nn_.Adam(p, lr=0.1, betas=(1.5, 0.9)), "betas"),
+    (lambda nn_, p: nn_.Adam(p, lr=0.1, betas=(0.9,)), "betas"),
+    (lambda nn_, p: nn_.Adam(p, lr=0.1, eps=-1), "eps"),
+    (lambda nn_, p: nn_.Adam(p, lr=0.1, eps=True), "eps"),
+])
+def test_optimizers_refuse_junk_hyperparameters(make, words):
+    nn_, m, _, _ = _tiny()
+    with pytest.raises((ValueError, TypeError), match=words):
+        make(nn_, m.parameters())

@@ -273,3 +273,29 @@ def test_tree_helpers():
     assert sorted(P.tree_leaves(t)) == [0, 1, 2, 3]
     assert P.tree_sizes(t)[(1, 3)] == 2 and P.tree_sizes(t)[(0, 1)] == 4
     assert P.binarize((0, 1, 2)) == ((0, 1), 2)
+
+
+# ---------------------------------------------------------------------------
+# junk arguments: refused before the first call, naming the argument
+@pytest.mark.parametrize("kw, words", [
+    (dict(m=1, row=5), "row"), (dict(n=2, col=2), "col"), (dict(row=-1), "row"),
+    (dict(m=0), "m"), (dict(m=True), "m"), (dict(n=2.0), "n"), (dict(layout="c"), "layout"),
+    (dict(precision="yes"), "precision"), (dict(group=0), "group"),
+    (dict(group=2 ** 30), "group"), (dict(max_calls=-1), "max_calls"),
+    (dict(max_calls=True), "max_calls"),
+])
+def test_probe_matmul_refuses_junk_arguments(kw, words):
+    with pytest.raises((ValueError, TypeError), match=words):
+        P.probe_matmul(np.matmul, 8, "fp32", **kw)
+
+
+@pytest.mark.parametrize("other", [0.0, float("nan"), float("inf"), True, "1"])
+def test_dot_adapter_refuses_junk_other(other):
+    with pytest.raises((ValueError, TypeError), match="other"):
+        P.dot_adapter(np.dot, other)
+
+
+def test_adapters_refuse_what_is_not_callable():
+    for make in (P.dot_adapter, P.matmul_adapter):
+        with pytest.raises(TypeError, match="callable"):
+            make("np.dot")

@@ -20,6 +20,9 @@ import pathlib
 
 import pytest
 
+from softfloat import rounding as R
+from softfloat.mma.model import OUTPUT_ROUNDINGS
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 _CODES = {"RNE", "RNA", "RTZ", "RUP", "RDN", "RTO", "RSR"}
@@ -27,6 +30,19 @@ _ENUM = {"NEAREST_EVEN", "NEAREST_AWAY", "TOWARD_ZERO", "UPWARD", "DOWNWARD", "O
          "STOCHASTIC"}
 NAN_PATTERNS = {0x7E00, 0xFE00, 0x7FC0, 0xFFC0, 0x7FFF, 0x7FC00000, 0xFFC00000,
                 0x7FF8000000000000, 0xFFF8000000000000}
+# all ones but the sign (the GPUs' NaN): a NaN where it is a value, a magnitude
+# mask where it is an operand of & or the value of a name with mag/mask/abs in it
+ALL_ONES_NANS = {0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF}
+# the words of rounding modes (names, aliases, the matrix units' RNE-/RZ- output
+# roundings): a string comparison with one of them reads a mode outside get_rounding
+# (the aliases that are everyday words, "max", "min", "ceil", "floor", "truncate",
+# are left out: an amax algorithm "max" is no rounding)
+MODE_WORDS = (({k for k in R._ALIASES} - {"max", "min", "ceil", "floor", "truncate"})
+              | {"rn", "rne", "rz", "rd", "ru", "rna", "rto"}
+              | {r.split("-")[0].lower() for r in OUTPUT_ROUNDINGS}
+              | {r.lower() for r in OUTPUT_ROUNDINGS})
+# the flag words: a name with one of them bound to an int restates a flag bit
+FLAG_WORDS = ("INEXACT", "UNDERFLOW", "OVERFLOW", "INFINITE", "INVALID")
 
 _DISPATCH = "dispatch: which kernel or fast path serves a mode (Python level; rounds nothing)"
 _ORACLE = "an independent oracle: rounds and makes NaNs another way, on purpose"
@@ -58,6 +74,20 @@ MODE_READS = {
         "block_fma_fast_masks": "the float64 block-FMA model exists for the modes of "
                                 "addend_branchfree; takes the mode apart once per call "
                                 "(round_masks)"},
+    "softfloat/_kernels/mma.py": {
+        f: "the matrix units' output rounding (MMA-Sim's RNE-/RZ- roundings of an exact "
+           "integer sum S * 2**q, no policy tuple, no flags), inline in the chunk loops of "
+           "the fdpa kernels; round_pack takes a policy tuple and a format's fields and "
+           "reports flags, which the units do not have"
+        for f in ("round_out", "round_block", "fdpa_fast_chunk")},
+    "softfloat/demo.py": {"explain": _DISPATCH},
+    "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
+    "softfloat/verify/compare.py": {"keywords": _DISPATCH},
+    "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
+    "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision.round",
+                                               "Precision._wide")},
+    "softfloat/mma/run.py": {"_run": "dispatch: the model's output rounding "
+                                     "(MatrixUnit.output_mode) handed to the kernels"},
     "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
     "softfloat/accumulate/dispatch.py": {
         f: _DISPATCH for f in ("_accumulate", "_blas_check", "_fast_ok", "_values_fast")},
@@ -78,6 +108,12 @@ MODE_READS = {
     "softfloat/sweep_oracles/nan_rules.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/ro53.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/simd.py": {"*": _ORACLE},
+}
+
+#: restated flag bits: only softfloat/flags.py (the owner) states them
+FLAG_BITS = {
+    "softfloat/flags.py": {"Flags": "the owner: SoftFloat's flag bits"},
+    "softfloat/sweep_oracles/_bits.py": {"<module>": _ORACLE},
 }
 
 NAN_LITERALS = {
@@ -168,11 +204,46 @@ def _built_nan(n) -> bool:
             and any(_quiet_bit(t) for t in terms))
 
 
+def _mode_word(n) -> bool:
+    """A string constant that names a rounding mode (or a tuple/list/set of them)."""
+    if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+        return any(_mode_word(e) for e in n.elts)
+    return (isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and n.value.strip().lower().replace("-", "_") in
+            {w.replace("-", "_") for w in MODE_WORDS})
+
+
+def _masky(n) -> bool:
+    return any(w in _name(n) for w in ("mag", "mask", "abs"))
+
+
+def _flag_target(t) -> bool:
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(isinstance(x, ast.Name) and any(w in x.id.upper() for w in FLAG_WORDS)
+               for x in names)
+
+
+def _flag_dict(d) -> bool:
+    """A dict from flag names to ints ({"invalid": 16, ...})."""
+    return (isinstance(d, ast.Dict) and any(
+        isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.upper() in FLAG_WORDS
+        and _int_value(v) for k, v in zip(d.keys, d.values)))
+
+
+def _int_value(v) -> bool:
+    if isinstance(v, ast.Tuple):
+        return any(_int_value(e) for e in v.elts)
+    if isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords:
+        return _int_value(v.args[0])
+    return isinstance(v, ast.Constant) and type(v.value) is int
+
+
 def find(source: str):
-    """(kind, function, line) of every mode read ("mode") and NaN literal ("nan")."""
+    """(kind, function, line) of every mode read ("mode"), NaN literal ("nan") and
+    restated flag bit ("flag")."""
     out = []
 
-    def walk(node, fn, in_or=False):
+    def walk(node, fn, in_or=False, mask=False):
         for ch in ast.iter_child_nodes(node):
             sub = fn
             if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -185,17 +256,35 @@ def find(source: str):
                 if any(_is_code(t) for t in terms) or (
                         any(isinstance(t, ast.Name) and t.id in ("mode", "rm") for t in terms)
                         and any(isinstance(t, ast.Constant) and type(t.value) is int
-                                for t in terms)):
+                                for t in terms)) or any(_mode_word(t) for t in terms):
                     out.append(("mode", fn, ch.lineno))
+            elif (isinstance(ch, ast.Call) and isinstance(ch.func, ast.Attribute)
+                  and ch.func.attr in ("startswith", "endswith")
+                  and any(_mode_word(a) for a in ch.args)):
+                out.append(("mode", fn, ch.lineno))         # a mode name by its spelling
+            elif (isinstance(ch, (ast.If, ast.IfExp, ast.While)) and isinstance(ch.test, ast.Name)
+                  and ch.test.id == "rne"):
+                out.append(("mode", fn, ch.lineno))         # a rounding of one's own
             elif isinstance(ch, ast.Constant) and type(ch.value) is int \
-                    and ch.value in NAN_PATTERNS:
+                    and (ch.value in NAN_PATTERNS
+                         or (ch.value in ALL_ONES_NANS and not mask)):
                 out.append(("nan", fn, ch.lineno))
+            elif (isinstance(ch, (ast.Assign, ast.AnnAssign))
+                  and any(_flag_target(t) for t in (ch.targets if isinstance(ch, ast.Assign)
+                                                    else [ch.target]))
+                  and ch.value is not None and _int_value(ch.value)):
+                out.append(("flag", fn, ch.lineno))
+            elif _flag_dict(ch):
+                out.append(("flag", fn, ch.lineno))
             elif isinstance(ch, ast.Attribute) and ch.attr == "default_nan_bits":
                 out.append(("nan", fn, ch.lineno))
             elif (isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr) and not in_or
                   and _built_nan(ch)):
                 out.append(("nan", fn, ch.lineno))
-            walk(ch, sub, isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr))
+            m = mask or (isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitAnd)) or (
+                isinstance(ch, ast.UnaryOp) and isinstance(ch.op, ast.USub)) or (
+                isinstance(ch, ast.Assign) and any(_masky(t) for t in ch.targets))
+            walk(ch, sub, isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr), m)
 
     walk(ast.parse(source), "<module>")
     return out
@@ -211,7 +300,8 @@ def _library():
 _OWNERS = {"softfloat/formats.py", "softfloat/specialize.py", "softfloat/_kernels/specialize.py"}
 
 
-@pytest.mark.parametrize("kind,table", [("mode", MODE_READS), ("nan", NAN_LITERALS)])
+@pytest.mark.parametrize("kind,table", [("mode", MODE_READS), ("nan", NAN_LITERALS),
+                                        ("flag", FLAG_BITS)])
 def test_every_read_is_on_the_allow_list(kind, table):
     bad = []
     for rel, src in _library():
@@ -221,11 +311,13 @@ def test_every_read_is_on_the_allow_list(kind, table):
         for k, fn, line in find(src):
             if k == kind and "*" not in allowed and fn not in allowed:
                 bad.append(f"{rel}:{line} in {fn}")
-    assert not bad, (f"new {'reads of the rounding mode' if kind == 'mode' else 'NaN literals'}"
-                     " outside the owners (see this file's docstring):\n" + "\n".join(bad))
+    what = {"mode": "reads of the rounding mode", "nan": "NaN literals",
+            "flag": "restated flag bits"}[kind]
+    assert not bad, f"new {what} outside the owners (see this file's docstring):\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("kind,table", [("mode", MODE_READS), ("nan", NAN_LITERALS)])
+@pytest.mark.parametrize("kind,table", [("mode", MODE_READS), ("nan", NAN_LITERALS),
+                                        ("flag", FLAG_BITS)])
 def test_allow_list_has_no_stale_entry(kind, table):
     # every entry still names a function that reads (an entry outlives no fix)
     found = {}
@@ -264,3 +356,29 @@ def test_the_finder_sees_nans_built_from_field_widths():
               "    mag = (1 << (E + M)) - 1\n"
               "    big = ((E + 127) << 23) | (((1 << M) - 1) << (23 - M))\n")
     assert find(others) == []
+
+
+def test_the_finder_sees_mode_words_gpu_nans_and_flag_bits():
+    # a mode read by its spelling (==, in, startswith; the matrix units' RNE-/RZ-
+    # words), a rounding of one's own (if rne:), the GPUs' all-ones NaN used as a
+    # value, and a flag bit restated; not: an amax algorithm "max", the all-ones
+    # pattern as a magnitude mask or under a minus, a flag read from Flags
+    src = ("def f(r, model, u, out, rne):\n"
+           "    a = r == 'nearest_even'\n"
+           "    b = r in ('rtz', 'stochastic')\n"
+           "    c = model.output_rounding.startswith('RNE')\n"
+           "    if rne:\n"
+           "        pass\n"
+           "    out[0] = 0x7FFFFFFF\n"
+           "    _F_INVALID = 16\n"
+           "    bits = {'invalid': 16, 'inexact': 1}\n")
+    assert [(k, line) for k, _, line in find(src)] == [
+        ("mode", 2), ("mode", 3), ("mode", 4), ("mode", 5), ("nan", 7), ("flag", 8),
+        ("flag", 9)]
+    clean = ("def g(algo, u, v):\n"
+             "    a = algo == 'max'\n"
+             "    m = u & 0x7FFFFFFF\n"
+             "    _MAG32 = np.int32(0x7FFFFFFF)\n"
+             "    lo = -9223372036854775807 - 1\n"
+             "    f = Flags.INVALID\n")
+    assert find(clean) == []

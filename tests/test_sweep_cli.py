@@ -278,3 +278,22 @@ def test_junk_softfloat_num_threads_is_refused_naming_the_variable(junk, monkeyp
     assert _parallel.num_threads() == 3
     monkeypatch.setenv("SOFTFLOAT_NUM_THREADS", " 2 ")
     assert _parallel.num_threads() == 2
+
+
+def test_summarize_a_folder_without_reports_is_status_2(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("nothing here")
+    assert S.main(["--summarize", str(tmp_path)]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "no sweep reports" in line
+    assert not (tmp_path / "RESULTS.md").exists()          # no empty table written
+
+
+def test_sweep_help_states_each_default_once(capsys):
+    for argv in (["--help"], ["table", "--help"]):
+        try:
+            assert S.main(argv) == 0
+        except SystemExit as e:
+            assert e.code == 0
+        out = capsys.readouterr().out
+        assert "--quiet" in out and "(default: None)" not in out and "(default: False)" not in out
+        assert "(default 1: this process, on threads) (default: 1)" not in " ".join(out.split())

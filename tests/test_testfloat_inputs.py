@@ -121,3 +121,21 @@ def test_streams_read_in_chunks_count_lines_across_them():
     bad = io.BytesIO(b"3C00 3C00 4000 00\n3C00 3C00 4001 00\n")
     rep = tf.verify_stream("f16_add", bad, chunk_lines=1)
     assert rep.mismatches == 1 and rep.records[0]["case"] == 2
+
+
+@pytest.mark.parametrize("text", [b"", b"\n\n"])
+def test_ver_on_empty_input_reports_it_and_fails(tmp_path, capsys, text):
+    # a testbench that crashed before writing anything must not pass
+    out = tmp_path / "r.json"
+    rc, err = _ver(["-json", str(out), "f16_add"], text, tmp_path, capsys)
+    assert rc == 2 and "empty input" in err and err.count("\n") == 1
+    import json
+    rep = json.loads(out.read_text())
+    assert rep["ok"] is False and rep["cases"] == 0 and rep["empty"] is True
+
+
+def test_ver_from_dev_null_exits_2():
+    p = subprocess.run([sys.executable, "-m", "softfloat", "testfloat", "ver", "f16_add"],
+                       stdin=subprocess.DEVNULL, capture_output=True, cwd=ROOT, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.returncode == 2 and b"empty input" in p.stderr and b"0 mismatches" not in p.stdout

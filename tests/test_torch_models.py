@@ -210,7 +210,8 @@ def test_matmul_matches_torch(fmt):
     try:
         checked = 0
         for (m, k, n) in [(2, 1, 2), (4, 7, 4), (16, 16, 16), (16, 17, 16), (9, 129, 3),
-                          (40, 41, 42), (5, 70, 6), (32, 300, 8), (8, 1536, 6)]:
+                          (40, 41, 42), (5, 70, 6), (32, 300, 8), (8, 1536, 6),
+                          (12, 700, 20), (32, 1024, 32), (6, 4096, 5)]:
             a = sf.to_bits(np.exp2(rng.uniform(-3, 3, m * k)) * rng.choice([-1, 1], m * k),
                            fmt).reshape(m, k)
             bt = sf.to_bits(np.exp2(rng.uniform(-3, 3, n * k)) * rng.choice([-1, 1], n * k),
@@ -267,3 +268,53 @@ def test_crosscheck_torch_models_full(tmp_path):
     exact = [c for c in rep["checks"] if c["exact"]]
     assert rc == 0 and all(c["mismatches"] == 0 for c in exact)
     assert sum(c["cases"] for c in exact if c["name"] in ("model_sum", "model_mean")) >= 10 ** 5
+
+
+# ---------------------------------------------------------------------------
+# the matmul claim follows what is probed on this host
+# ---------------------------------------------------------------------------
+def test_onednn_half_chunks_like_bfloat16():
+    # oneDNN's half path splits 512 < k <= 1024 in chunks of 512, as its bfloat16
+    # path does (a chain over the whole k differs from torch on avx512_fp16 CPUs)
+    for k in (1, 300, 512, 513, 1000, 1024, 1025, 4096):
+        for kmaj in (False, True):
+            assert TM.onednn_fp16_k_block(k, kmaj) == TM.onednn_k_block(k, kmaj), (k, kmaj)
+
+
+def test_matmul_claim_withdrawn_where_the_host_probe_fails(monkeypatch):
+    # pretend this CPU had avx512_fp16: the model then takes oneDNN's half path,
+    # which torch on a CPU without it does not: the host probe sees the mismatch
+    # and the claim is withdrawn (on a CPU with avx512_fp16 the probe decides)
+    _torch()
+    from softfloat.platforms.torch_cpu import hostprobe, matmul as MM
+    real = MM.host_has_fp16_gemm()
+    monkeypatch.setattr(MM, "host_has_fp16_gemm", lambda: not real)
+    monkeypatch.setattr(hostprobe, "_RESULTS", {})
+    assert not TM.matmul_claimed(32, 1024, 32, "fp16")
+    if not real:
+        assert TM.host_probe()[("fp16", "onednn_fp16", "512<k<=1024")] is False
+
+
+def test_matmul_claimed_only_for_paths_probed_here():
+    # every claim is a comparison with torch on this CPU (threads 1, 2 and torch's
+    # count); without torch nothing is claimed
+    torch = _torch()
+    probed = TM.host_probe()
+    assert probed and all(isinstance(v, bool) for v in probed.values())
+    for (fmt, path, regime), ok in probed.items():
+        assert ok or not any(
+            TM.matmul_claimed(m, k, n, fmt) for (m, k, n) in TM.probe_shapes(fmt, path, regime))
+    # the oneDNN bfloat16 path beyond k = 4096 is not claimed (probed: k = 8192 with
+    # a transposed a and 2 threads differs from the extrapolated chunking)
+    assert not TM.matmul_claimed(8, 8192, 8, "bf16")
+    if not TM.host_has_amx_bf16() and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        assert probed[("bf16", "onednn_bf16", "512<k<=1024")]
+        assert TM.matmul_claimed(32, 1024, 32, "bf16")
+
+
+def test_matmul_claim_needs_torch(monkeypatch):
+    from softfloat.platforms.torch_cpu import hostprobe
+    monkeypatch.setattr(hostprobe, "_RESULTS", {})
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert not TM.matmul_claimed(4, 7, 4, "fp16")
+    assert TM.host_probe() == {}

@@ -41,3 +41,45 @@ def test_every_peer_is_in_the_table():
                                   "gfloat", "apytypes"])
 def test_every_row_reproduces(peer):
     _check(peer)
+
+
+def _rows_stub(monkeypatch, rows):
+    monkeypatch.setattr(peers, "run_peers", lambda only=None, quick=False, log=print: rows)
+
+
+_MEASURED = dict(peer="pychop", version="0.4", what="fp16 add", op="add", fmt="fp16",
+                 mode="nearest_even", space="level1", cases=46464, mismatches=0, flags=False,
+                 diagnosis={}, example=None)
+_MISSING = dict(peer="pychop", version=None, what="fp16 add", op="add", fmt="fp16",
+                mode="nearest_even", space="level1", error="pychop not installed")
+
+
+def test_main_writes_no_file_unless_told(monkeypatch, capsys, tmp_path):
+    # the committed table is written only to a path given with --out
+    before = open(TABLE).read()
+    monkeypatch.chdir(tmp_path)
+    _rows_stub(monkeypatch, [_MEASURED])
+    assert peers.main([]) == 0
+    out = capsys.readouterr().out
+    assert "| pychop 0.4 | fp16 add |" in out and open(TABLE).read() == before
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(SystemExit):
+        peers.main(["--help"])
+    assert "--out" in capsys.readouterr().out.replace("\n", " ")
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_missing_peer_keeps_its_measured_row(monkeypatch, capsys, tmp_path, merge):
+    path = tmp_path / "peers.md"
+    _rows_stub(monkeypatch, [_MEASURED])
+    assert peers.main(["--out", str(path)]) == 0
+    measured = [ln for ln in path.read_text().splitlines() if ln.startswith("| pychop")]
+    assert len(measured) == 1 and "agrees" in measured[0]
+    _rows_stub(monkeypatch, [_MISSING])
+    for _ in range(2):
+        assert peers.main(["--out", str(path)] + (["--only", "pychop", "--merge"] if merge
+                                                  else [])) == 0
+        kept = [ln for ln in path.read_text().splitlines() if ln.startswith("| pychop")]
+        assert len(kept) == 1 and "agrees" in kept[0] and "not installed" in kept[0]
+        assert kept[0].count("not re-run") == 1
+    assert "kept" in capsys.readouterr().out

@@ -33,7 +33,7 @@ SAT_NONE, SAT_FINITE, SAT_PROPAGATE = 3, 4, 5
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.
-NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP = 0, 1, 2
+NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE_LAST = 0, 1, 2, 3
 
 # Policy tuple layout (built by softfloat.context.kernel_policy):
 #   P_MODE    rounding code (read by core.round_pack only)

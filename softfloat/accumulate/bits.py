@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .. import _validate as V
+from ..context import Policy
 from ..conversions import convert, to_bits
 from ..flags import Flags
 from ..formats import Format, get_format
@@ -23,12 +24,18 @@ __all__ = ["sum", "dot", "matmul"]
 
 def _finish(out, flg, allf, afmt: Format, out_fmt, out_rounding, res, policies, shape,
             return_flags):
-    ctx = res.context
+    ctx = res.flags_sink()
     if allf:
         ctx.flags |= Flags(int(allf))
     ofmt = afmt if out_fmt is None else get_format(out_fmt)
     if ofmt != afmt:
-        r = convert(out, afmt, ofmt, out_rounding, return_flags=return_flags, **policies)
+        if policies.get("policy") is not None:
+            # the caller's policy value; out_rounding (if given) in place of its rounding
+            p = policies["policy"]
+            r = convert(out, afmt, ofmt, return_flags=return_flags,
+                        policy=p if out_rounding is None else p.replace(rounding=out_rounding))
+        else:
+            r = convert(out, afmt, ofmt, out_rounding, return_flags=return_flags, **policies)
         if return_flags:
             out, f2 = r
             flg = flg | f2
@@ -41,7 +48,7 @@ def _finish(out, flg, allf, afmt: Format, out_fmt, out_rounding, res, policies, 
 
 
 _POLICY_KEYS = ("subnormals", "ftz", "daz", "overflow", "tininess", "nan", "sr_bits", "seed",
-                "rng")
+                "rng", "policy")
 
 
 def _split_policies(policies):
@@ -49,6 +56,22 @@ def _split_policies(policies):
     if bad:
         raise TypeError(f"unexpected keyword(s) {sorted(bad)}; policies are {_POLICY_KEYS}")
     return policies
+
+
+def _unit_policy(model, policies, res):
+    """The policy a matrix unit runs under: ``policy=`` as given (`softfloat.mma`
+    refuses one that changes the unit's rules), else the context's fast_paths
+    only. The unit fixes its rounding, subnormal, NaN and overflow rules: a
+    policy keyword given with it is refused, never ignored."""
+    given = sorted(k for k, v in policies.items() if v is not None and k != "policy")
+    if given:
+        raise ValueError(f"{model.arch} {model.instruction}: a matrix unit's rounding, "
+                         f"subnormal, NaN and overflow rules are the instruction's; do not "
+                         f"pass {', '.join(g + '=' for g in given)} (out_fmt= and "
+                         f"out_rounding= round its result afterwards)")
+    if policies.get("policy") is not None:
+        return res
+    return Policy(fast_paths=res.fast_paths, context=res.context)
 
 
 def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None,
@@ -87,6 +110,8 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
     B3 = np.ascontiguousarray(np.broadcast_to(B, batch + (K, n))).reshape(nbt, K, n)
     model = _model(acc, fin, order, block, products, product_fmt, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
+    if isinstance(model, MatrixUnit):
+        res = _unit_policy(model, policies, res)
     shape = batch + (m, n)
     C3 = None
     if c is not None:
@@ -138,6 +163,8 @@ def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=Fals
         X = X.reshape(int(np.prod(shape, dtype=np.int64)), X.shape[-1])
     model = _model(acc, fin, order, block, None, None, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
+    if isinstance(model, MatrixUnit):
+        res = _unit_policy(model, policies, res)
     A3 = np.ascontiguousarray(X)[None]
     if isinstance(model, (BlockFMA, MatrixUnit)):
         one = to_bits(np.ones(A3.shape[2:], np.float64), fin)

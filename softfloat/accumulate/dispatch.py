@@ -17,11 +17,11 @@ from .. import _validate as V
 from .._kernels.accum import (abs_range_f32, block_fma, matmul_f32_blocked, matmul_f32_seq,
                               reduce_program, sum_f32_seq)
 from .._kernels.mx import caller_flushes as _caller_flushes
-from ..context import kernel_policy, random_key, resolve
+from ..context import random_key, resolve
 from ..conversions import from_bits
 from ..formats import FP32, Format, get_format
 from ..mma import MatrixUnit, mma as _mma
-from ..rounding import Rounding, get_rounding
+from ..rounding import Rounding
 from ..specialize import kernel_fresh_nan
 from .models import Accumulator, BlockFMA, _model
 from .programs import _program
@@ -185,11 +185,11 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
                              f"{model.b_fmt.name} operands, not {fin.name} (softfloat.mma.mma "
                              f"takes operands of two formats)")
         BB = B3 if has_b else np.zeros((nb, K, 1), fin.dtype)
-        r = _mma(model, A3, BB, C3, return_flags=True)
+        r = _mma(model, A3, BB, C3, return_flags=True, policy=res)
         out, flg = r
         allf = int(np.bitwise_or.reduce(flg, axis=None)) if flg.size else 0
         return out, (flg if return_flags else None), allf
-    pol = kernel_policy(res, afmt)
+    pol = res.kernel_tuple(afmt)
     if isinstance(model, Accumulator) and isinstance(model.order, str) \
             and model.order == "blas":
         if not _caller_flushes():
@@ -214,15 +214,14 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
     BTin = (np.require(np.swapaxes(B3, 1, 2), u32, ("C", "W")) if has_b
             else np.zeros((1, 1, 1), u32))
     if isinstance(model, BlockFMA):
-        bres = dataclasses.replace(res, rounding=get_rounding(model.rounding))
-        bpol = kernel_policy(bres, afmt)
+        bpol = res.replace(rounding=model.rounding).kernel_tuple(afmt)
         blk = (model.width, model.extra_bits, model.frame_bits, model.frame_emin)
         allf = block_fma(A3, BTin, Cin, has_c, out, flg, return_flags, blk, fin.params,
                          afmt.params, pol, bpol, 64)
         return out.astype(afmt.dtype), (flg if return_flags else None), allf
     prog, nslots = _program(model.order, model.block, K, has_c)
     pfmt = model.product_fmt or afmt
-    ppol = kernel_policy(res, pfmt)
+    ppol = res.kernel_tuple(pfmt)
     sr = res.rounding == Rounding.STOCHASTIC
     key = random_key(res.seed) if sr else 0
     allf = reduce_program(A3, BTin, has_b, Cin, has_c, out, flg, return_flags, prog, nslots,
@@ -233,10 +232,13 @@ def _accumulate(A3, B3, has_b, C3, model, fin: Format, res, return_flags, fast=T
 
 
 def _resolve_for(model, rounding, policies):
-    r = rounding
+    """The call's policy (keywords over the context, or ``policy=``), with an
+    Accumulator's own rounding in place of the call's."""
     if isinstance(model, Accumulator) and model.rounding is not None:
-        r = model.rounding
-    return resolve(r, **policies)
+        if policies.get("policy") is not None and rounding is None:
+            return resolve(**policies).replace(rounding=model.rounding)
+        return resolve(model.rounding, **policies)
+    return resolve(rounding, **policies)
 
 
 def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):

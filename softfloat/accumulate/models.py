@@ -134,6 +134,19 @@ class BlockFMA:
             raise ValueError("BlockFMA: extra_bits must be in [-23, 8] and frame_bits in [1, 30]")
 
 
+def _format_or_device(acc: str) -> None:
+    """ValueError naming the formats and the devices when ``acc`` is neither."""
+    try:
+        get_format(acc)
+    except ValueError:
+        from ..formats import formats
+        from ..mma import ARCH_ALIASES
+        raise ValueError(
+            f"unknown acc {acc!r}: neither a format nor a device. Formats: "
+            f"{', '.join(f.name for f in formats())}. Devices (matrix units, acc=<name>): "
+            + "; ".join(f"{a}: {', '.join(v)}" for a, v in ARCH_ALIASES.items())) from None
+
+
 def _arch_name(acc):
     """The architecture an ``acc=`` string names (a GPU or architecture name that
     is not a format name), or None."""
@@ -154,6 +167,9 @@ def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, roundin
         if order != "sequential" or kahan or products not in (None, "exact", "fused"):
             raise ValueError(f"a {type(acc).__name__} model fixes order and products; do "
                              f"not pass order=, kahan= or products=")
+        if block is not None or product_fmt is not None:
+            raise ValueError(f"a {type(acc).__name__} model fixes its blocks and products; "
+                             f"do not pass block= or product_fmt=")
         if isinstance(acc, MatrixUnit) and rounding is not None:
             raise ValueError("a MatrixUnit model fixes its rounding; do not pass rounding=")
         return acc
@@ -170,6 +186,8 @@ def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, roundin
         return acc
     if acc is None:
         acc = fmt
+    if isinstance(acc, str):
+        _format_or_device(acc)
     if not isinstance(acc, (str, Format)):
         raise TypeError(f"acc must be a format, a format name, an Accumulator, a BlockFMA, "
                         f"a MatrixUnit or a GPU name, got {type(acc).__name__}")

@@ -52,9 +52,14 @@ from __future__ import annotations
 import dataclasses
 
 from ..formats import Format, get_format
+from ..rounding import Rounding
 
 ALGORITHMS = ("fdpa", "grouped", "two_stage", "two_stage_pairs", "exact", "ftz_chain", "fma")
-OUTPUT_ROUNDINGS = ("RNE-FP16", "RNE-FP32", "RZ-FP32", "RZ-E8M13")
+# Each output rounding: the rounding mode and the significant bits it keeps (the
+# one reading of these words; `MatrixUnit.output_mode`, `output_precision`).
+_OUTPUT = {"RNE-FP16": (Rounding.NEAREST_EVEN, 11), "RNE-FP32": (Rounding.NEAREST_EVEN, 24),
+           "RZ-FP32": (Rounding.TOWARD_ZERO, 24), "RZ-E8M13": (Rounding.TOWARD_ZERO, 14)}
+OUTPUT_ROUNDINGS = tuple(_OUTPUT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +159,18 @@ class MatrixUnit:
     @property
     def scaled(self) -> bool:
         return self.scale_fmt is not None
+
+    @property
+    def output_mode(self) -> Rounding | None:
+        """The rounding of ``output_rounding`` (a `softfloat.Rounding`; None
+        without one)."""
+        return None if self.output_rounding is None else _OUTPUT[self.output_rounding][0]
+
+    @property
+    def output_precision(self) -> int | None:
+        """The significant bits ``output_rounding`` keeps (11 for RNE-FP16, 24 for
+        the binary32 ones, 14 for RZ-E8M13; None without one)."""
+        return None if self.output_rounding is None else _OUTPUT[self.output_rounding][1]
 
     def describe(self) -> str:
         """One line: the instruction and its parameters."""

@@ -9,13 +9,18 @@ from .. import _validate as V
 from .._kernels import mma as KM
 from .._kernels import mma_amd as KA
 from .._parallel import run_chunks, run_chunks_weighted
+from ..context import Policy, getcontext
 from ..conversions import from_bits
+from ..flags import Flags
 from ..formats import FP16, FP32, FP64, Format
+from ..rounding import Rounding
+from ..specialize import all_ones_nan_bits
 from .model import MatrixUnit
 
-_F_INEXACT, _F_UNDERFLOW, _F_OVERFLOW, _F_INVALID = 1, 2, 4, 16
-_fast = True        # the branch-free "fdpa" kernel (tests switch it off: the slow twin)
-_fast_amd = True    # the fast AMD and fp32/fp64 FMA kernels (off: their slow twins)
+# The policy fields a matrix unit fixes itself (its rounding, subnormal, NaN and
+# overflow rules are the instruction's); a policy may change fast_paths only.
+_FIXED = ("rounding", "ftz", "daz", "tininess", "nan", "overflow", "saturation")
+_DEFAULT = Policy()
 
 
 def truncate_tf32(bits) -> np.ndarray:
@@ -262,12 +267,44 @@ def _check_model(model):
 
 
 def _out_spec(fmt: Format):
+    """(emin, exponent bits, fraction bits) of the D format (binary16 or binary32)."""
     if fmt == FP16:
-        return 11, -14, 5, 10
-    return 24, -126, 8, 23
+        return -14, 5, 10
+    return -126, 8, 23
 
 
-def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
+def unit_fast_paths(model, policy) -> bool:
+    """Whether a matrix-unit call takes the fast kernels: ``policy.fast_paths``
+    (a `softfloat.Policy`), or the context's with ``policy=None``. The model fixes
+    every other rule: a policy that changes one (rounding, ftz, daz, tininess,
+    nan, overflow, saturation) is refused (ValueError), never ignored."""
+    if policy is None:
+        return bool(getcontext().fast_paths)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a softfloat.Policy, got {type(policy).__name__}")
+    changed = [f for f in _FIXED if getattr(policy, f) != getattr(_DEFAULT, f)]
+    if changed:
+        raise ValueError(f"{model.arch} {model.instruction}: a matrix unit's rounding, "
+                         f"subnormal, NaN and overflow rules are the instruction's; a policy "
+                         f"may change fast_paths only, not {', '.join(changed)}")
+    return policy.fast_paths
+
+
+def _shared_fold(A, B, SA, SB):
+    """How a batch is run without copying a shared operand per batch entry: "cols"
+    when A (and scale_a) has no batch of its own (the batch of B becomes more
+    columns of one product), "rows" when B (and scale_b) has none, else None.
+    Every output is its own chain of instructions over a row of A and a column of
+    B, so the fold changes no result."""
+    one = lambda x: x is None or int(np.prod(x.shape[:-2], dtype=np.int64)) == 1  # noqa: E731
+    if one(A) and one(SA):
+        return "cols"
+    if one(B) and one(SB):
+        return "rows"
+    return None
+
+
+def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False, policy=None):
     """D = A B + C through the instruction ``model`` (a `MatrixUnit`), K chained.
 
     ``a``: (..., m, K) encodings of ``model.a_fmt``; ``b``: (..., K, n) of
@@ -290,11 +327,20 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
     (a NaN from non-NaN operands), and for outputs with finite operands inexact
     (the result is not the exact A B + C of the whole K) and underflow (inexact,
     and that exact value nonzero below the output format's smallest normal).
+    A NaN operand or block scale makes a NaN output without invalid.
+
+    ``policy``: a `softfloat.Policy` whose ``fast_paths`` chooses the fast kernels
+    or their slow twins (default: the context's); the model fixes the other
+    rules, and a policy that changes one is refused. A shared operand (an ``a``
+    without the batch axes of ``b``, or the reverse) is not copied per batch entry.
+
     Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``,
     ``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``
     (references) and the fast ones of `softfloat._kernels.mma_amd`.
     """
     _check_model(model)
+    fast = unit_fast_paths(model, policy)
+    return_flags = V.boolean(return_flags, "return_flags")
     A = V.as_bits(a, model.a_fmt, "a")
     B = V.as_bits(b, model.b_fmt, "b")
     if A.ndim < 2 or B.ndim < 2:
@@ -325,6 +371,61 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
         shape = batch + (m, n)
     elif scale_a is not None or scale_b is not None:
         raise ValueError(f"mma: {model.instruction} takes no block scales")
+    else:
+        SA = SB = None
+    Cb = V.as_bits(c, model.c_fmt, "c") if c is not None else None
+    if Cb is not None:
+        try:
+            np.broadcast_to(np.empty(Cb.shape, np.uint8), shape)
+        except ValueError:
+            raise ValueError(f"mma: c of shape {Cb.shape} does not broadcast to {shape}") \
+                from None
+    fold = _shared_fold(A, B, SA, SB) if len(batch) and int(np.prod(batch)) > 1 else None
+    if fold is not None:
+        return _folded(model, fold, A, B, Cb, SA, SB, batch, m, n, return_flags, fast)
+    return _run(model, A, B, Cb, SA, SB, batch, return_flags, fast)
+
+
+def _folded(model, fold, A, B, Cb, SA, SB, batch, m, n, return_flags, fast):
+    """`mma` of a batch whose A (fold "cols") or B (fold "rows") is shared: one
+    product with the batch of the other operand laid side by side (as columns of
+    B, or rows of A), then the result put back in the batch's shape."""
+    nb = int(np.prod(batch, dtype=np.int64))
+    K = A.shape[-1]
+    shape = batch + (m, n)
+    C = None if Cb is None else np.broadcast_to(Cb, shape).reshape(nb, m, n)
+    if fold == "cols":
+        A2 = A.reshape(m, K)
+        B2 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nb, K, n)
+        B2 = np.ascontiguousarray(np.moveaxis(B2, 0, 1)).reshape(K, nb * n)
+        SA2 = None if SA is None else SA.reshape(SA.shape[-2:])
+        SB2 = None if SB is None else np.ascontiguousarray(np.moveaxis(
+            np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(nb, -1, n), 0, 1)).reshape(
+            -1, nb * n)
+        C2 = None if C is None else np.ascontiguousarray(np.moveaxis(C, 0, 1)).reshape(m, nb * n)
+        r = _run(model, A2, B2, C2, SA2, SB2, (), return_flags, fast)
+        back = lambda x: np.ascontiguousarray(np.moveaxis(  # noqa: E731
+            x.reshape(m, nb, n), 1, 0)).reshape(shape)
+    else:
+        A2 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nb * m, K)
+        B2 = B.reshape(K, n)
+        SA2 = None if SA is None else np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(
+            nb * m, -1)
+        SB2 = None if SB is None else SB.reshape(SB.shape[-2:])
+        C2 = None if C is None else C.reshape(nb * m, n)
+        r = _run(model, A2, B2, C2, SA2, SB2, (), return_flags, fast)
+        back = lambda x: x.reshape(shape)  # noqa: E731
+    if return_flags:
+        return back(r[0]), back(r[1])
+    return back(r)
+
+
+def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
+    """`mma` on validated operands: A (..., m, K), B (..., K, n), c (None or
+    broadcastable to batch + (m, n)), the block scales (or None), the batch."""
+    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    shape = batch + (m, n)
+    nsb = SA.shape[-1] if SA is not None else 0
     nbt = int(np.prod(batch, dtype=np.int64))
     Kp = -(-K // model.k) * model.k
     A3 = np.broadcast_to(A, batch + (m, K)).reshape(nbt, m, K)
@@ -334,14 +435,9 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
         BT3 = np.concatenate([BT3, np.zeros((nbt, n, Kp - K), BT3.dtype)], axis=2)
     A3 = np.ascontiguousarray(A3)
     BT3 = np.ascontiguousarray(BT3)
-    has_c = c is not None
+    has_c = Cb is not None
     if has_c:
-        Cb = V.as_bits(c, model.c_fmt, "c")
-        try:
-            C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1)
-        except ValueError:
-            raise ValueError(f"mma: c of shape {Cb.shape} does not broadcast to {shape}") \
-                from None
+        C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1)
     else:
         C3 = np.zeros(1, model.c_fmt.dtype)
     nout = nbt * m * n
@@ -353,17 +449,16 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
         out = np.empty(nout, np.uint32)
         Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
         if alg in ("fdpa", "grouped"):
-            p, emin, Eo, Mo = _out_spec(ofmt)
-            if model.output_rounding == "RZ-E8M13":
-                p = 14
-            rne = model.output_rounding.startswith("RNE")
+            emin, Eo, Mo = _out_spec(ofmt)
+            p = model.output_precision
+            rne = model.output_mode == Rounding.NEAREST_EVEN
             SA3 = SBT3 = None
             if model.scaled:
                 SA3 = np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb)
                 SBT3 = np.swapaxes(np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(
                     nbt, nsb, n), 1, 2)
             if alg == "fdpa":
-                if _fast and _fast_fits(model):
+                if fast and _fast_fits(model):
                     # the branch-free kernel for outputs with finite operands, the
                     # reference kernel for the others
                     slow = _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out,
@@ -380,7 +475,7 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                         model.chunk, model.frac_bits, Ma + Mb, scl[-1], model.e_zero, rne, p,
                         emin, Eo, Mo, slow, True)
             else:
-                if _fast and _grouped_fits(model):
+                if fast and _grouped_fits(model):
                     slow = _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3,
                                          out, p, emin, Eo, Mo)
                 else:
@@ -396,12 +491,13 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
                         model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, scl[-1],
                         model.e_zero, p, emin, Eo, Mo)
         else:
-            _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out)
+            _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out,
+                       fast)
         res = out.astype(ofmt.dtype, copy=False)
     elif alg == "fma" and model.a_fmt == FP64:
-        res = (_fma64_fast if _fast_amd else _fma64)(A3, BT3, C3 if has_c else None,
-                                                     nbt, m, n, Kp)
-    elif _fast_amd:
+        res = (_fma64_fast if fast else _fma64)(A3, BT3, C3 if has_c else None,
+                                                nbt, m, n, Kp)
+    elif fast:
         res = _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, Kp)
     else:
         Av = _values(A3, model.a_fmt, np.float64 if alg != "ftz_chain" else np.float32)
@@ -420,7 +516,7 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False):
         res = out.view(np.uint32).copy()
         nanm = np.isnan(out)
         if nanm.any():
-            res[nanm] = np.uint32(0x7FFFFFFF)
+            res[nanm] = np.uint32(all_ones_nan_bits(FP32))
     res = res.reshape(shape)
     if not return_flags:
         return res
@@ -451,7 +547,7 @@ def _fma64(A3, BT3, C3, nbt, m, n, K):
             acc = fma(a[:, :, None, t], bt[:, None, :, t], acc)
     out = np.asarray(acc, np.float64)
     bits = out.reshape(-1).view(np.uint64).copy()
-    bits[np.isnan(out.reshape(-1))] = np.uint64(0x7FFFFFFFFFFFFFFF)
+    bits[np.isnan(out.reshape(-1))] = np.uint64(all_ones_nan_bits(FP64))
     return bits
 
 
@@ -472,7 +568,7 @@ def _b_rows(x, nbt, n, K):
     return np.ascontiguousarray(np.swapaxes(x.reshape(nbt, n, K), 1, 2))
 
 
-def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, out):
+def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, out, fast):
     """CDNA3 "two_stage" / "two_stage_pairs": the fast kernel, then the reference
     on outputs with an infinite or NaN operand or (bf16, xf32) a product that
     may reach 2**128."""
@@ -481,7 +577,7 @@ def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, o
     check_ovf = model.a_fmt.emax >= 64
     args = (model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb, pairs)
     nout = nbt * m * n
-    if not _fast_amd:
+    if not fast:
         run_chunks_weighted(KM.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
                             Cs, Ce, Cc, has_c, out, *args, check_ovf)
         return
@@ -521,7 +617,7 @@ def _values_quick(bits, fmt, dtype):
 
 def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
     """"exact", "ftz_chain" and the binary32 "fma" chain: the fast kernels on
-    float values; NaN results canonical."""
+    float values; NaN results the matrix units' NaN (`all_ones_nan_bits`)."""
     alg = model.algorithm
     dt = np.float32 if alg != "exact" else np.float64
     Av = _values_quick(A3, model.a_fmt, dt).reshape(nbt * m, K)
@@ -549,7 +645,7 @@ def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
     else:
         run_chunks_weighted(KA.fma32_fast_chunk, nbt * m, K * n, Av, Bv, K, n, Cv, has_c, out)
     res = out.view(np.uint32).copy()
-    res[np.isnan(out)] = np.uint32(0x7FFFFFFF)
+    res[np.isnan(out)] = np.uint32(all_ones_nan_bits(FP32))
     return res
 
 
@@ -563,7 +659,7 @@ def _fma64_fast(A3, BT3, C3, nbt, m, n, K):
     out = np.empty(nbt * m * n, np.float64)
     run_chunks_weighted(KA.fma64_fast_chunk, nbt * m, K * n, a, b, K, n, c, C3 is not None, out)
     bits = out.view(np.uint64).copy()
-    bits[np.isnan(out)] = np.uint64(0x7FFFFFFFFFFFFFFF)
+    bits[np.isnan(out)] = np.uint64(all_ones_nan_bits(FP64))
     return bits
 
 
@@ -584,9 +680,10 @@ def _flags(model, res, A3, BT3, C3, batch, m, n, scales=None):
     xa, xb = av, bv                 # the exact products' factors: block scales applied
     if scales is not None:
         blk = model.scale_block
-        off = model.scale_fmt.name == "fp8_e4m3"
-        sa, sb = (_fvals(s & np.asarray(~model.scale_fmt.sign_mask, s.dtype) if off else s,
-                         model.scale_fmt) for s in scales)
+        off = model.scale_fmt.name == "fp8_e4m3"      # ue4m3: the sign bit is not read
+        keep = model.scale_fmt.sign_mask - 1
+        sa, sb = (_fvals(s & s.dtype.type(keep) if off else s, model.scale_fmt)
+                  for s in scales)
         with np.errstate(invalid="ignore", over="ignore"):
             xa = av * np.repeat(sa, blk, axis=-1)
             xb = bv * np.repeat(np.swapaxes(sb, 1, 2), blk, axis=-1)
@@ -595,10 +692,14 @@ def _flags(model, res, A3, BT3, C3, batch, m, n, scales=None):
     a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
     a_inf, b_inf = np.isinf(av).any(-1), np.isinf(bv).any(-1)
     in_nan = a_nan[:, :, None] | b_nan[:, None, :] | np.isnan(cv)
+    if scales is not None:
+        # a NaN block scale is a NaN operand of its row (column): no invalid
+        in_nan = in_nan | (np.isnan(sa).any(-1)[:, :, None]
+                           | np.isnan(sb).any(-2)[:, None, :])
     in_inf = a_inf[:, :, None] | b_inf[:, None, :] | np.isinf(cv)
     fl = np.zeros(vals.shape, np.uint8)
-    fl[np.isinf(vals) & ~in_inf & ~in_nan] |= _F_OVERFLOW
-    fl[np.isnan(vals) & ~in_nan] |= _F_INVALID
+    fl[np.isinf(vals) & ~in_inf & ~in_nan] |= np.uint8(Flags.OVERFLOW)
+    fl[np.isnan(vals) & ~in_nan] |= np.uint8(Flags.INVALID)
     _exact_flags(model, vals.reshape(-1), xa, xb, cv.reshape(-1), C3 is not None, m, n,
                  fl.reshape(-1))
     return fl.reshape(res.shape)
@@ -641,4 +742,4 @@ def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
                         base, nl, model.out_fmt.emin, fl)
 
 
-__all__ = ["mma", "truncate_tf32"]
+__all__ = ["mma", "truncate_tf32", "unit_fast_paths"]

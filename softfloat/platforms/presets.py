@@ -32,7 +32,8 @@ Presets: ``ieee`` (the default), ``torch_cuda``, ``torch_cpu``, ``numpy``,
 
 NaN rules (values of the ``nan_*`` maps, keyed by format name, ``"*"`` for any):
 ``"propagate"`` (a NaN operand's sign and payload, quieted; a fresh NaN is
-``nan_default`` or the format's default NaN), ``"canonical"`` (the format's
+``nan_default`` or the format's default NaN), ``"propagate_last"`` (the same,
+the last NaN operand in argument order winning), ``"canonical"`` (the format's
 default NaN), ``"keep"`` (widening only: the payload shifted, not quieted, as a
 bfloat16 -> float32 bit shift does), ``"ones"`` (casts only: the NaN operand's
 sign with every exponent and fraction bit set, as torch's fp8 e5m2 cast gives
@@ -71,7 +72,7 @@ PLATFORM_OPS = {
     "fma": 3, "addcmul": 3, "addcdiv": 3, "lerp": 3,
 }
 _SCALAR_OPS = ("add", "sub", "mul", "div", "add_alpha", "addcmul", "addcdiv", "lerp")
-_NAN_WORDS = ("propagate", "canonical", "keep")
+_NAN_WORDS = ("propagate", "propagate_last", "canonical", "keep")
 _CAST_NAN_WORDS = _NAN_WORDS + ("ones",)
 CAST_RULES = ("ieee", "saturate", "exponent_field")
 
@@ -247,7 +248,7 @@ class Platform:
             # casts only: the kernels propagate (the NaN's sign), the platform
             # interpreter (platforms.ops) then sets the payload to all ones
             return NanRule("propagate")
-        if rule in ("propagate", "keep"):
+        if rule in ("propagate", "propagate_last", "keep"):
             # a conversion makes no fresh NaN; the pattern is kept for results only
             return NanRule(rule, None if stage != "result" else self._fresh_pattern(f))
         return NanRule("canonical", int(rule))
@@ -303,9 +304,11 @@ TORCH_CUDA = Platform(
     "float32; x / s = x * RN(1/s); addcmul/addcdiv/lerp/add(alpha) fused in float32.",
     opmath="fp32", float64_route="fp32",
     nan_result={"fp32": 0x7FFFFFFF, "*": "canonical"},
-    nan_cast={"fp16": 0x7FFF, "bf16": 0x7FFF, "*": "canonical"},
+    nan_cast={"fp16": 0x7FFF, "bf16": 0x7FFF, "fp8_e4m3": "propagate", "fp8_e5m2": "ones",
+              "*": "canonical"},
     nan_widen={"fp16": 0x7FFFFFFF, "bf16": "keep", "*": "canonical"},
     nan_exact=True,
+    casts={"fp8_e4m3": "saturate", "*": "ieee"},
     scalars={"*": "opmath"}, scalar_div="reciprocal", fused=_TORCH_FUSED,
     addcmul_form="value_product", addcdiv_form="value_quotient",
     relu_negzero="keep", sign_ops="bits",
@@ -322,6 +325,10 @@ TORCH_CUDA = Platform(
         "neg is __hneg (sign flip), abs/relu do not touch NaN bits [I: device check].",
         "sum/mean: float accumulators in Reduce.cuh order; mean = sum * RN(1/N) [S: SharedReduceOps.h]; "
         "order modelled as bounded here.",
+        "float -> float8_e4m3fn / float8_e5m2: the CUDA copy kernel constructs c10's Float8 types, "
+        "whose C10_HOST_DEVICE conversions are the ones measured on the CPU (torch_cpu): e4m3fn "
+        "saturates finite overflow and inf to +-448, NaN 0x7F|sign; e5m2 overflows to inf, NaN "
+        "0x7F|sign [S: torch/headeronly/util/Float8_e4m3fn.h, Float8_e5m2.h; I on device].",
     ))
 
 TORCH_CPU = Platform(

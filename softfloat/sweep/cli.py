@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+from .._cli import HelpFormatter
 from ..rounding import DETERMINISTIC_MODES, get_rounding
 from .engine import run_sweep
 from .files import check_writable
@@ -81,7 +82,7 @@ _OUT_HELP = ("directory for shard files and reports (default: a new directory "
 def _parser():
     p = _Parser(
         prog="python -m softfloat sweep",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Check an operation over every operand pattern (or a sub-space, or a "
                     "random sharded subset) against an independent oracle: bits, flags and "
                     "NaN patterns. 'python -m softfloat sweep table --out DIR' runs the whole "
@@ -94,7 +95,7 @@ def _parser():
                    help="a mode, a comma-separated list, or 'all' (the six deterministic modes)")
     p.add_argument("--shards", type=_positive("--shards"), default=None,
                    help="number of shards, at most the cases (or sampled cases) they "
-                        "divide (None: about 2**24 cases each, or 2**24 sampled "
+                        "divide (default: about 2**24 cases each, or 2**24 sampled "
                         "cases)")
     p.add_argument("--shard-ids", default=None, help="run only these shards (e.g. 0,5,7 or 0-15)")
     p.add_argument("--jobs", type=_positive("--jobs"), default=1,
@@ -113,12 +114,13 @@ def _parser():
     p.add_argument("--oracle", default="auto", choices=("auto", "host", "ro53"),
                    help="auto: host for nearest_even where it applies, else ro53")
     p.add_argument("--any-nan", action="store_true",
-                   help="accept any NaN for a NaN (default: the promised NaN bit pattern)")
+                   help="accept any NaN for a NaN (default: the NaN bit pattern the NaN "
+                        "policy promises)")
     p.add_argument("--check-nan", action="store_true", help=argparse.SUPPRESS)
     for n in "abc":
         p.add_argument(f"--{n}", default=None, metavar="SET",
                        help=f"operand {n} only from SET: values and ranges, e.g. "
-                            f"0x3c00-0x3cff,0x8000 (None: every encoding)")
+                            f"0x3c00-0x3cff,0x8000 (default: every encoding)")
     p.add_argument("--c-family", default=None, choices=tuple(FAMILIES),
                    help="fma: for every (a, b), addends where the sum cancels: 'cancel' "
                         "16 (-RN(a*b) +- 5 ulps, RN(a*b), +-0, +-max), 'cancel4' 4 "
@@ -129,7 +131,7 @@ def _parser():
                         "softfloat-lab[dask])")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="with --backend dask: an existing scheduler, tcp://HOST:PORT "
-                        "(None: a local cluster of --jobs workers)")
+                        "(default: a local cluster of --jobs workers)")
     p.add_argument("--timeout", type=_positive_float("--timeout"), default=30.0,
                    metavar="SECONDS",
                    help="with --backend dask: seconds to wait for the scheduler's answer "
@@ -144,7 +146,7 @@ def _parser():
 
 def _table_parser():
     p = _Parser(prog="python -m softfloat sweep table",
-                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                formatter_class=HelpFormatter,
                 description="Run the whole results table (see softfloat.sweep.table_runs) "
                             "into --out and write --out/RESULTS.md.")
     p.add_argument("--out", default=None,

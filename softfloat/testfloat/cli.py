@@ -1,12 +1,14 @@
 """The command line: ``python -m softfloat testfloat gen|ver|list ...``.
 
 Exit status: 0 all cases agree (or the command ran), 1 mismatches found, 2 the
-command could not run (usage, unreadable or malformed input)."""
+command could not run (usage, unreadable, malformed or empty input)."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
+from ..context import get_tininess
 from ..formats import FP64
 from .cases import stream
 from .names import Function, function_names, parse_function, type_of
@@ -23,7 +25,8 @@ usage: python -m softfloat testfloat gen [<option>...] <function> | <type> [<num
 gen writes TestFloat lines (operands, expected result, flags; hex) to stdout;
 ver reads lines (operands, the device's result and flags) from stdin (or -input
 FILE), recomputes and reports each mismatch, with a summary by class.
-Exit status: 0 all cases agree, 1 mismatches found, 2 usage or input error.
+Exit status: 0 all cases agree, 1 mismatches found, 2 usage or input error
+(empty input included: nothing verified is not a pass).
 
 options (TestFloat's spelling; * = default):
   -help                 this message
@@ -111,7 +114,7 @@ def _parse_argv(argv):
         elif opt in ROUND_OPTS:
             a["rounding"] = ROUND_OPTS[opt]
         elif opt in ("tininessbefore", "tininessafter"):
-            a["tininess"] = opt[len("tininess"):]
+            a["tininess"] = get_tininess(opt)
         elif opt in ("exact", "notexact"):
             a["exact"] = opt == "exact"
         elif opt == "errors":
@@ -229,6 +232,14 @@ def _ver(a) -> int:
     finally:
         if a["input"]:
             src.close()
+    if rep.cases == 0:
+        # nothing verified (a testbench that wrote nothing): not a pass
+        if a["json"]:
+            with open(a["json"], "w") as f:
+                f.write(json.dumps(dict(rep.to_dict(), ok=False, empty=True), indent=1))
+        where = repr(a["input"]) if a["input"] else "stdin"
+        raise _UsageError(f"{fn.name}: empty input: no TestFloat lines on {where}; "
+                          f"nothing verified")
     text = rep.format_text()
     if a["quiet"]:
         text = "".join(ln + "\n" for ln in text.splitlines()

@@ -89,7 +89,8 @@ def check_matmul(run, dtype):
                      f"(exact products, sequential fma in float32, one rounding); bounded"),
                bounded=not modelled)
     rb = Result("matmul_unmodelled", dtype, False, False,
-                "bf16 a @ b with k > 4096 on oneDNN: k chunking not probed there; "
+                "a @ b not claimed by torch_cpu.matmul_claimed on this CPU (oneDNN "
+                "with k > 4096, or a path torch_cpu.host_probe did not confirm); "
                 "bounded", bounded=True)
     for m, k, n in shapes:
         a = finite_random16(run.rng, m * k, f, -4, 2).reshape(m, k)
@@ -100,8 +101,7 @@ def check_matmul(run, dtype):
             got, exp, f, [np.float64(k)])
     yield r.finish()
     if rb.d["cases"]:
-        yield rb.finish(note="not claimed: oneDNN's k chunking was probed up to "
-                             "k = 4096 only")
+        yield rb.finish(note="not claimed on this CPU (torch_cpu.matmul_claimed)")
 
 
 # 12. torch CPU reduction and GEMM models (softfloat.platforms.torch_cpu): exact -----
@@ -150,12 +150,13 @@ def check_torch_models(run, dtype):
                        "transposed), linear with "
                        "and without bias, on random (m,k,n): m,n in [2,64], k in [1,4096] "
                        "(log-uniform), threads 1 and 2; claimed where "
-                       "torch_cpu.matmul_claimed (oneDNN paths: k <= 4096; bf16 oneDNN not "
-                       "on a CPU with AMX bf16 tiles)")
+                       "torch_cpu.matmul_claimed (paths and k ranges that torch on this "
+                       "CPU matched in torch_cpu.host_probe; oneDNN paths: k <= 4096)")
             rb = Result("model_matmul_unclaimed", dt, False, False,
-                        "oneDNN (m*n*k > 4096) with k > 4096 (k chunking not probed "
-                        "there), or bf16 on a CPU with AMX bf16 tiles (their order not "
-                        "modelled); bounded", bounded=True)
+                        "oneDNN (m*n*k > 4096) with k > 4096 (k chunking not modelled "
+                        "there), or a path this CPU's torch did not match in "
+                        "torch_cpu.host_probe (e.g. bf16 on AMX tiles); bounded",
+                        bounded=True)
             count = 0
             for _ in range(run.n(1000, 20)):
                 m, n = (int(v) for v in run.rng.integers(2, 65, 2))
@@ -195,7 +196,8 @@ def check_torch_models(run, dtype):
                 count += claimed
             yield r.finish(inputs=count)
             if rb.d["cases"]:
-                yield rb.finish(note="not claimed: oneDNN's k chunking was probed "
-                                     "up to k = 4096 only; AMX bf16 tiles not modelled")
+                yield rb.finish(note="not claimed: oneDNN's k chunking is modelled up "
+                                     "to k = 4096 only; paths not confirmed by "
+                                     "torch_cpu.host_probe on this CPU")
     finally:
         t.set_num_threads(keep_threads)

@@ -67,7 +67,8 @@ as the probe shows: 8 float lanes, 16-element half/bfloat16 vectors):
   chain. bfloat16 with m*n*k > 4096 goes to oneDNN (avx512_bf16 ``vdpbf16ps``:
   per pair of k the odd product, then the even one, FTZ/DAZ; k in chunks of
   512 (k <= 1024, or ``a`` transposed) or 1024, each its own chain, the chunk
-  sums added in order).
+  sums added in order); half with m*n*k > 4096 goes to oneDNN only on CPUs with
+  avx512_fp16 or amx_fp16 (modelled with the same chunks, sequential chains).
   Products are exact in float32 for these inputs; a bias is added to the
   float32 dot product before the single rounding.
 
@@ -76,7 +77,9 @@ Files: ``values.py`` (the float32 steps and the store in the dtype),
 ``ilp`` / ``plain`` orders), ``orders.py`` (the same orders as trees,
 `cascade_order`), ``layout.py`` (TensorIterator's reading of a layout),
 ``reductions.py`` (`torch_cpu_sum`, `torch_cpu_mean`, `torch_cpu_cumsum`),
-``matmul.py`` (`torch_cpu_matmul`, `matmul_path`, `matmul_claimed`).
+``matmul.py`` (`torch_cpu_matmul`, `matmul_path`, `matmul_claimed`),
+``hostprobe.py`` (`host_probe`: the matmul claim holds where torch on the running
+CPU matches the model, path by path and k range by k range).
 
 Importing this package registers the four models for ``platform="torch_cpu"``
 with `softfloat.model_hook` (which imports it by name on first use), so
@@ -84,15 +87,17 @@ with `softfloat.model_hook` (which imports it by name on first use), so
 same public names.
 """
 from .cascade import TORCH_CPU_WIDTHS
+from .hostprobe import host_probe, matmul_claimed, probe_shapes
 from .matmul import (MKLDNN_MIN_SIZE, ONEDNN_MAX_K, host_has_amx_bf16, host_has_fp16_gemm,
-                     matmul_claimed, matmul_path, onednn_fp16_k_block, onednn_k_block,
+                     matmul_path, onednn_fp16_k_block, onednn_k_block,
                      torch_cpu_matmul)
 from .orders import cascade_order
 from .reductions import GRAIN_SIZE, torch_cpu_cumsum, torch_cpu_mean, torch_cpu_sum
 
 __all__ = ["torch_cpu_sum", "torch_cpu_mean", "torch_cpu_cumsum", "torch_cpu_matmul",
            "matmul_path", "matmul_claimed", "onednn_k_block", "onednn_fp16_k_block",
-           "host_has_fp16_gemm", "host_has_amx_bf16", "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
+           "host_has_fp16_gemm", "host_has_amx_bf16", "host_probe", "probe_shapes",
+           "MKLDNN_MIN_SIZE", "ONEDNN_MAX_K",
            "cascade_order",
            "TORCH_CPU_WIDTHS", "GRAIN_SIZE"]
 

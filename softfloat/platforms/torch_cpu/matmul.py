@@ -226,27 +226,18 @@ def onednn_k_block(k: int, a_kmajor: bool = False) -> int:
     return 512 if (k <= 1024 or a_kmajor) else 1024
 
 def onednn_fp16_k_block(k: int, a_kmajor: bool = False) -> int:
-    """oneDNN's k chunk on the half path (avx512_fp16), as the probe finds it on
-    such a machine (torch 2.13, k up to 6000, m, n in 2..60): chunks of 1024, or of
-    512 when ``a`` is stored k-major; each chunk its own chain from 0."""
-    return max(1, min(k, 512 if a_kmajor else 1024))
+    """oneDNN's k chunk on the half path (avx512_fp16): the chunks of its bfloat16
+    path (`onednn_k_block`): k <= 512 one chain, 512 < k <= 1024 chunks of 512 (a
+    chain over the whole k differs from torch there), larger k chunks of 1024, or of
+    512 when ``a`` is stored k-major. Claimed only where `host_probe` confirms it
+    on the running CPU."""
+    return onednn_k_block(k, a_kmajor)
 
 
-#: the largest k for which the oneDNN bfloat16 path is claimed (the k chunking
-#: of `onednn_k_block` was probed for k up to 4096 with m, n in 4..200)
+#: the largest k for which a oneDNN path can be claimed (bfloat16 on avx512_bf16:
+#: k = 8192 with ``a`` transposed and 2 threads already differs from the chunking
+#: of `onednn_k_block`)
 ONEDNN_MAX_K = 4096
-
-
-def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
-    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU
-    (m, n >= 2; the oneDNN paths only up to k = ONEDNN_MAX_K; the oneDNN
-    bfloat16 path, modelled as it runs on avx512_bf16, not on a CPU with AMX
-    bfloat16 tiles, `host_has_amx_bf16`, whose tile order differs)."""
-    if m < 2 or n < 2:
-        return False
-    if matmul_path(m, k, n, fmt) == "onednn_bf16" and host_has_amx_bf16():
-        return False
-    return not (matmul_path(m, k, n, fmt).startswith("onednn") and k > ONEDNN_MAX_K)
 
 
 def torch_cpu_matmul(a, b, fmt, *, bias=None):

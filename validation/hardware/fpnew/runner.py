@@ -176,6 +176,7 @@ def environment(rtl: Path) -> dict:
             return ""
     return {"verilator": out(["verilator", "--version"]),
             "rtl": str(rtl), "rtl_commit": out(["git", "rev-parse", "HEAD"], cwd=rtl) or
-            "0ad2cd7ff265fe6c9852faa87d296931e2cf380d (per ../shared/rtl/README.md)",
+            "0ad2cd7ff265fe6c9852faa87d296931e2cf380d (the commit of the cvfpu sources used; "
+            "the checkout has no git metadata)",
             "python": platform.python_version(), "cpus": os.cpu_count(),
             "machine": platform.machine()}
