@@ -52,6 +52,27 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
     return None
 
 
+def _p3109_via_float32(src, src_fmt: Format, dst: Format, res, pol):
+    """fp16/bf16 encodings as float32 bit patterns (exact: every value is a
+    float32) for a signed P3109 target whose exponent range starts below the
+    source's normal range (binary8p3se from fp16), where the branch-free kernel
+    needs a source that covers it; or None. Not with DAZ (subnormal sources must
+    stay subnormal), NAN_KEEP, or a signaling NaN among the sources (its flag)."""
+    if not (res.fast_paths and dst.kind in ("p3109se", "p3109sf") and dst.mbits >= 1
+            and src_fmt.params in (_FP16_PARAMS, _BF16_PARAMS) and dst.bias > src_fmt.bias
+            and not pol[P_DAZ] and pol[P_NAN] != NAN_KEEP
+            and res.rounding != Rounding.STOCHASTIC):
+        return None
+    E, M = src_fmt.ebits, src_fmt.mbits
+    b = src.astype(np.uint32)
+    mag = b & ((1 << (E + M)) - 1)
+    if np.any((mag > ((1 << E) - 1) << M) & ((mag >> (M - 1)) & 1 == 0)):
+        return None                                     # a signaling NaN: its flag
+    if src_fmt.params == _BF16_PARAMS:
+        return b << 16
+    return src.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+
+
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
     return_flags = _validate.boolean(return_flags, "return_flags")
@@ -61,6 +82,9 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
+    wide = _p3109_via_float32(src, src_fmt, dst, res, pol)
+    if wide is not None:
+        return _run_convert(wide, FP32, dst, res, return_flags, shape)
     hwk = _hw_kernel(src_fmt, dst, res, return_flags, pol)
     if hwk is not None:
         # float32/float64 -> fp16/bf16 at hardware pace (softfloat._kernels.convert_hw)

@@ -173,18 +173,29 @@ def test_fast_paths_match_general_kernels(name):
                         [np.inf, -np.inf, np.nan, 0.0, -0.0, top * 1.1, -top * 1.1]])
     a = rng.choice(fin, 4000).astype(f.dtype)
     b = rng.choice(np.arange(1 << f.nbits), 4000).astype(f.dtype)
+    # every fp16 / bf16 encoding but the signaling NaNs (they take the general path)
+    h = np.arange(1 << 16).astype(np.uint16)
+    srcs = []
+    for src, E, M in (("fp16", 5, 10), ("bf16", 8, 7)):
+        mag = h & 0x7FFF
+        snan = (mag > (((1 << E) - 1) << M)) & (((mag >> (M - 1)) & 1) == 0)
+        srcs.append((src, h[~snan]))
     for mode in MODES:
         for sat in SATS:
             fast = [sf.to_bits(x, f, mode, saturation=sat, return_flags=True),
                     sf.to_bits(x.astype(np.float32), f, mode, saturation=sat, return_flags=True)]
             fast += [op(a, b, f, mode, saturation=sat, return_flags=True)
                      for op in (sf.add, sf.sub, sf.mul, sf.div)]
+            fast += [sf.convert(h, src, f, mode, saturation=sat, return_flags=True)
+                     for src, h in srcs]
             with sf.localcontext(fast_paths=False):
                 slow = [sf.to_bits(x, f, mode, saturation=sat, return_flags=True),
                         sf.to_bits(x.astype(np.float32), f, mode, saturation=sat,
                                    return_flags=True)]
                 slow += [op(a, b, f, mode, saturation=sat, return_flags=True)
                          for op in (sf.add, sf.sub, sf.mul, sf.div)]
+                slow += [sf.convert(h, src, f, mode, saturation=sat, return_flags=True)
+                         for src, h in srcs]
             for (bf, ff), (bs, fs) in zip(fast, slow):
                 assert np.array_equal(bf, bs) and np.array_equal(ff, fs), (name, mode, sat)
 
