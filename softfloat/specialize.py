@@ -26,25 +26,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.codes import NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE, P_NANBITS
+from ._kernels.codes import (NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE, NAN_PROPAGATE_LAST,
+                             P_NANBITS)
 from .formats import Format, get_format
 
 __all__ = ["NanRule", "NAN_WORDS", "default_nan_bits", "is_nan_bits", "is_snan_bits",
            "fresh_nan_bits", "kernel_nan", "kernel_fresh_nan",
-           "invalid_int_bits", "all_ones_nan_bits"]
+           "invalid_int_bits", "describe_nan", "all_ones_nan_bits"]
 
 # The words a nan= keyword accepts (besides an int pattern and a NanRule).
-NAN_WORDS = ("propagate", "canonical")
-_MODES = ("propagate", "canonical", "keep")
+NAN_WORDS = ("propagate", "propagate_last", "canonical")
+_MODES = ("propagate", "propagate_last", "canonical", "keep")
 
 
 @dataclass(frozen=True)
 class NanRule:
     """A NaN policy the kernels carry out.
 
-    mode : {"propagate", "canonical", "keep"}
+    mode : {"propagate", "propagate_last", "canonical", "keep"}
         ``propagate``: a NaN operand's sign and payload, quieted (first NaN
-        operand in argument order, SoftFloat 8086-SSE). ``canonical``: every NaN
+        operand in argument order, SoftFloat 8086-SSE). ``propagate_last``: the
+        same with the last NaN operand in argument order (b before a, c before b
+        before a): NaN + NaN gives the second operand's NaN, as NumPy's float16
+        arithmetic on x86 does through float32. ``canonical``: every NaN
         result is ``pattern``. ``keep``: as propagate, not quieted (a widening
         bit shift; a payload that would vanish is quieted).
     pattern : int, "negative" or None
@@ -116,15 +120,16 @@ def as_rule(nan) -> NanRule:
         return NanRule(nan)
     if isinstance(nan, (int, np.integer)) and not isinstance(nan, (bool, np.bool_)):
         return NanRule("canonical", int(nan))
-    raise ValueError(f"unknown NaN policy {nan!r}; expected 'propagate', 'canonical', "
-                     f"an int NaN encoding or a softfloat.specialize.NanRule")
+    raise ValueError(f"unknown NaN policy {nan!r}; expected 'propagate', 'propagate_last', "
+                     f"'canonical', an int NaN encoding or a softfloat.specialize.NanRule")
 
 
 def kernel_nan(nan, fmt) -> tuple:
     """(P_NAN mode code, P_NANBITS pattern) of the kernel policy tuple for a
     ``nan=`` value and the result format."""
     r = as_rule(nan)
-    code = {"propagate": NAN_PROPAGATE, "canonical": NAN_CANONICAL, "keep": NAN_KEEP}[r.mode]
+    code = {"propagate": NAN_PROPAGATE, "propagate_last": NAN_PROPAGATE_LAST,
+            "canonical": NAN_CANONICAL, "keep": NAN_KEEP}[r.mode]
     return code, r.bits(fmt)
 
 
@@ -141,6 +146,27 @@ def fresh_nan_bits(fmt: Format, pattern=None) -> int:
     ``pattern`` (None: the format's default NaN; ``"negative"``: x86's, 0xFE00 for
     fp16; an int). A platform's is `softfloat.platforms.Platform.fresh_nan`."""
     return NanRule("propagate", pattern).bits(get_format(fmt))
+
+
+def describe_nan(nan, fmt) -> str:
+    """A ``nan=`` value in words for ``fmt``: which NaN a result gets.
+
+    >>> describe_nan("propagate_last", "fp16")
+    'the last NaN operand in argument order (b before a), quieted; an invalid operation gives 0x7e00'
+    """
+    r = as_rule(nan)
+    f = get_format(fmt)
+    w = max(1, (f.nbits + 3) // 4)
+    pat = f"{r.bits(f):#0{w + 2}x}"
+    if not f.has_nan:
+        return f"{f.name} has no NaN"
+    if r.mode == "canonical":
+        return f"every NaN result is {pat}"
+    head = {"propagate": "the first NaN operand in argument order (a before b)",
+            "propagate_last": "the last NaN operand in argument order (b before a)",
+            "keep": "the NaN operand, not quieted"}[r.mode]
+    quiet = ", quieted" if r.mode != "keep" else ""
+    return f"{head}{quiet}; an invalid operation gives {pat}"
 
 
 def all_ones_nan_bits(fmt: Format) -> int:

@@ -106,10 +106,6 @@ def _common():
         sf.platform_cumsum(h, "fp16", 0, platform="torch_cpu"),
         sf.platform_matmul(A, B, "fp16", platform="torch_cpu"))))
     t.append(("nn training steps (fp16, bf16, stochastic, fp8, MX, NVFP4)", _nn_steps))
-    # docs/verify.md's first call: the sweep engine, the oracle and the diagnosis
-    # (which tries the other rounding modes of fp16 mul)
-    t.append(("sweep engine: sf.verify fp16 mul with its diagnosis (docs/verify.md)",
-              _verify_example))
     # GPU matrix units (softfloat.mma): the fdpa kernels (fast, for outputs with
     # finite operands; reference, for those with an infinity) on uint16 and uint8
     # operands, with fp32 and fp16 accumulators and an fp32 c
@@ -133,7 +129,30 @@ def _common():
     # block-scaled units (tcgen05 mxf8f6f4, mxf4, mxf4nvf4): the fast fdpa and
     # grouped kernels, and their references for an output with an infinite c
     t.append(("matrix units block-scaled (b200 mxfp8, mxfp4, nvfp4)", _block_scaled_units))
+    t.append(("verify fp16 mul and add with the diagnosis (docs/verify.md)", _verify))
     return t
+
+
+def _verify():
+    """sf.verify as docs/verify.md and the README call it: a truncating fp16
+    multiplier and NumPy's float16 add over TestFloat's level-1 cases, the
+    classification and the diagnosis (every rounding mode, the policies and the
+    double rounding through fp32 on the general kernels)."""
+    import softfloat as sf
+
+    def my_mul(a, b):
+        with np.errstate(all="ignore"):
+            x = a.view(np.float16).astype(np.float64) * b.view(np.float16).astype(np.float64)
+            r = x.astype(np.float16)
+            r = np.where(np.abs(r.astype(np.float64)) > np.abs(x),
+                         np.nextafter(r, np.float16(0)), r)
+        return r.view(np.uint16)
+
+    def np_add(a, b):
+        with np.errstate(all="ignore"):
+            return (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+    sf.verify(my_mul, "mul", "fp16", space="level1", progress=False)
+    sf.verify(np_add, "add", "fp16", space="level1", progress=False)
 
 
 def _tour_array():
@@ -141,21 +160,6 @@ def _tour_array():
     import softfloat as sf
     x = sf.array(np.linspace(0, 1, 5), "bf16")
     return repr(np.sqrt(x * x + 1.0))
-
-
-def _truncating_mul(a, b):
-    """docs/verify.md's example implementation: an fp16 multiplier that truncates."""
-    with np.errstate(all="ignore"):
-        x = a.view(np.float16).astype(np.float64) * b.view(np.float16).astype(np.float64)
-        r = x.astype(np.float16)
-        r = np.where(np.abs(r.astype(np.float64)) > np.abs(x),
-                     np.nextafter(r, np.float16(0)), r)
-    return r.view(np.uint16)
-
-
-def _verify_example():
-    import softfloat as sf
-    sf.verify(_truncating_mul, "mul", "fp16", space="level1", check_nan=False)
 
 
 def _block_scaled_units():
@@ -335,7 +339,7 @@ _SPECIALISED = ("to_bits f64->fp16", "to_bits f64->bf16", "to_bits f32->fp16",
                 "to_bits f32->bf16")
 # Rough compile cost of each group (CPU seconds on a 2-core machine), to balance --jobs.
 _WEIGHT = {"conversions": 17, "arith": 15, "accum": 8, "from_bits": 1, "mx": 6, "sweep": 12,
-           "nn": 20}
+           "nn": 20, "verify": 10}
 _WEIGHT.update({f"eft {f} {m}": 4 for f in ("fp16", "bf16")
                 for m in ("nearest_away", "toward_zero", "upward", "downward", "odd")})
 
@@ -357,6 +361,8 @@ def group_of(name: str) -> str:
         return "mx"
     if name.startswith("sweep"):
         return "sweep"
+    if name.startswith("verify"):
+        return "verify"
     if name.startswith("eft"):
         return name                   # its own kernels (one per op of that mode)
     return "arith"

@@ -24,6 +24,7 @@ LAYERS = [
     ("models", ["softfloat.model_hook", "softfloat.platforms", "softfloat.mx",
                 "softfloat.fp8_scaling", "softfloat.mx_gemm", "softfloat.torch_models"]),
     ("package", ["softfloat"]),
+    ("torch programs", ["softfloat.emulate"]),
     ("verification", ["softfloat.sweep_oracles", "softfloat.sweep", "softfloat.testfloat",
                       "softfloat.strategies", "softfloat.verify"]),
     ("tools", ["softfloat.probe", "softfloat.budget", "softfloat.demo"]),

@@ -63,10 +63,15 @@ def test_daz():
 
 
 def test_canonical_nan():
-    rep = run(VF.model("add", canonical_nan=True))
+    rep = run(VF.model("add", canonical_nan=True), check_nan=True)
     assert set(rep.classes) == {"nan_payload"}
     assert rep.diagnosis["best"] == {"nan": "canonical"}
     assert rep.diagnosis["explained"] == 1.0
+    # by default any NaN is accepted, and the report still names the rule
+    rep = run(VF.model("add", canonical_nan=True))
+    assert rep.ok and rep.nan_differences > 0
+    assert rep.diagnosis["best"] == {"nan": "canonical"}
+    assert "NaN results: every NaN result is 0x7e00" in rep.summary()
 
 
 def test_saturation():

@@ -49,9 +49,10 @@ def _round(x, mode):
 
 
 def model(op, mode="nearest_even", *, negative_mode=None, ftz=False, daz=False,
-          canonical_nan=False, saturate=False):
+          canonical_nan=False, saturate=False, nan_order="first"):
     """An fp16 ``op`` ('add' or 'mul') with the given faults (see the module doc);
-    ``negative_mode``: another mode for negative results."""
+    ``negative_mode``: another mode for negative results; ``nan_order="last"``:
+    of two NaN operands, b's is propagated."""
     def impl(a, b):
         va, vb = _values(a, daz), _values(b, daz)
         with np.errstate(all="ignore"):
@@ -73,7 +74,10 @@ def model(op, mode="nearest_even", *, negative_mode=None, ftz=False, daz=False,
         an = (a & np.uint16(0x7FFF)) > 0x7C00
         bn = (b & np.uint16(0x7FFF)) > 0x7C00
         rn = np.isnan(x)
-        nan = np.where(an, a | QUIET, np.where(bn, b | QUIET, np.uint16(0x7E00)))
+        if nan_order == "last":
+            nan = np.where(bn, b | QUIET, np.where(an, a | QUIET, np.uint16(0x7E00)))
+        else:
+            nan = np.where(an, a | QUIET, np.where(bn, b | QUIET, np.uint16(0x7E00)))
         if canonical_nan:
             nan = np.full(a.shape, 0x7E00, np.uint16)
         return np.where(rn | an | bn, nan, r).astype(np.uint16)
@@ -122,6 +126,32 @@ def random_wrong(op, fmt="fp16", every=4000, seed=5):
         rng = np.random.default_rng([seed, int(ops[0][0]), r.size])
         hit = rng.random(r.size) < 1.0 / every
         return np.where(hit, r ^ r.dtype.type(1 << 3), r).astype(r.dtype), f
+    return impl
+
+
+# ---------------------------------------------------------------------------
+# double rounding through a wider format
+def bf16_mul_via_fp32_truncated(a, b):
+    """bf16 multiply computed in float32 by NumPy (round to nearest even; the
+    product of two bf16 values is exact in float32 unless it overflows or is
+    tiny) and then truncated to bf16 (the top 16 bits: toward zero). A float32
+    overflow gives infinity, which truncation keeps, where a bf16 multiply
+    rounding toward zero gives the largest finite value."""
+    x = (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    y = (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    with np.errstate(all="ignore"):
+        p = (x * y).astype(np.float32)
+    return (p.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+def numpy_float16(op):
+    """NumPy's own float16 ``op`` (through float32 on x86: NaN + NaN gives the
+    second operand's NaN, quieted; an invalid operation 0xFE00)."""
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
+
+    def impl(a, b):
+        with np.errstate(all="ignore"):
+            return fn(a.view(np.float16), b.view(np.float16)).view(np.uint16)
     return impl
 
 

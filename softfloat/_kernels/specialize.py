@@ -18,6 +18,10 @@ policy or a platform preset into the two policy entries read here):
   FPCR.DN, torch CUDA's 0x7FFF casts).
 * ``NAN_KEEP``: as propagate, but the payload is not quieted (a bfloat16 ->
   float32 bit shift); a payload that would become zero is quieted.
+* ``NAN_PROPAGATE_LAST``: as propagate, but the *last* NaN operand in argument
+  order wins (c, then b, then a): two NaN operands of ``a + b`` give b's NaN,
+  quieted (NumPy's float16 arithmetic on x86, whose float32 detour leaves the
+  second operand's NaN).
 * A signaling NaN operand raises invalid in every mode.
 * Formats without infinity: ``fn`` formats (one NaN per sign) keep the source
   NaN's sign under propagate; ``fnuz`` formats have a single NaN. Overflow to
@@ -35,7 +39,7 @@ fresh NaN.
 import numpy as np
 
 from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE, NAN_CANONICAL,
-                    NAN_KEEP, NAN_PROPAGATE, P_NAN, P_NANBITS)
+                    NAN_KEEP, NAN_PROPAGATE, NAN_PROPAGATE_LAST, P_NAN, P_NANBITS)
 from .jit import helper
 
 # int64 constants for helper arguments: a Python int constant argument is typed as a
@@ -83,9 +87,17 @@ def nan_operands(c1, s1, f1, l1, c2, s2, f2, l2, c3, s3, f3, l3, E, M, kind, pol
     operands, each given as (class, sign, payload, payload length); pass C_ZERO
     for a missing one. Invalid if any operand is a signaling NaN; the first NaN
     operand in argument order gives sign and payload (SoftFloat 8086-SSE
-    ``propagateNaN``: a, then b, then c); the NaN mode may replace it."""
+    ``propagateNaN``: a, then b, then c; NAN_PROPAGATE_LAST: c, then b, then
+    a); the NaN mode may replace it."""
     flags = F_INVALID if (c1 == C_SNAN or c2 == C_SNAN or c3 == C_SNAN) else 0
-    if c1 >= C_QNAN:
+    if pol[P_NAN] == NAN_PROPAGATE_LAST:
+        if c3 >= C_QNAN:
+            s, f, n = s3, f3, l3
+        elif c2 >= C_QNAN:
+            s, f, n = s2, f2, l2
+        else:
+            s, f, n = s1, f1, l1
+    elif c1 >= C_QNAN:
         s, f, n = s1, f1, l1
     elif c2 >= C_QNAN:
         s, f, n = s2, f2, l2

@@ -32,7 +32,8 @@ Presets: ``ieee`` (the default), ``torch_cuda``, ``torch_cpu``, ``numpy``,
 
 NaN rules (values of the ``nan_*`` maps, keyed by format name, ``"*"`` for any):
 ``"propagate"`` (a NaN operand's sign and payload, quieted; a fresh NaN is
-``nan_default`` or the format's default NaN), ``"canonical"`` (the format's
+``nan_default`` or the format's default NaN), ``"propagate_last"`` (the same,
+the last NaN operand in argument order winning), ``"canonical"`` (the format's
 default NaN), ``"keep"`` (widening only: the payload shifted, not quieted, as a
 bfloat16 -> float32 bit shift does), ``"ones"`` (casts only: the NaN operand's
 sign with every exponent and fraction bit set, as torch's fp8 e5m2 cast gives
@@ -71,7 +72,7 @@ PLATFORM_OPS = {
     "fma": 3, "addcmul": 3, "addcdiv": 3, "lerp": 3,
 }
 _SCALAR_OPS = ("add", "sub", "mul", "div", "add_alpha", "addcmul", "addcdiv", "lerp")
-_NAN_WORDS = ("propagate", "canonical", "keep")
+_NAN_WORDS = ("propagate", "propagate_last", "canonical", "keep")
 _CAST_NAN_WORDS = _NAN_WORDS + ("ones",)
 CAST_RULES = ("ieee", "saturate", "exponent_field")
 
@@ -247,7 +248,7 @@ class Platform:
             # casts only: the kernels propagate (the NaN's sign), the platform
             # interpreter (platforms.ops) then sets the payload to all ones
             return NanRule("propagate")
-        if rule in ("propagate", "keep"):
+        if rule in ("propagate", "propagate_last", "keep"):
             # a conversion makes no fresh NaN; the pattern is kept for results only
             return NanRule(rule, None if stage != "result" else self._fresh_pattern(f))
         return NanRule("canonical", int(rule))

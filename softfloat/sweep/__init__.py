@@ -60,18 +60,21 @@ that does not answer: one line on stderr), 130 after Ctrl-C.
 The package, by job: `spaces` (the operand space, its shards and samples),
 `engine` (checking shards against the oracle, merging them, `run_sweep`),
 `files` (shard files, report files, resuming), `backends` (worker processes,
-Dask, `run_parallel`), `table` (the results table and ``RESULTS.md``),
+Dask, `run_parallel`, the progress line), `shards` (the shard engine that
+sweeps and `softfloat.verify` share: argument checks, `run_shards`), `table` (the results table and ``RESULTS.md``),
 `budget` (chunked runs under a shared time budget) and `cli` (the command
 line). The names below are its public interface.
 """
 from __future__ import annotations
 
-from .backends import probe_scheduler, run_parallel
+from .backends import Progress, builtin_names, probe_scheduler, run_parallel
 from .budget import BudgetResult, chunk_starts, run_within_budget
 from .cli import default_out, main
 from .engine import dask_shard, merge_shards, run_shard, run_sweep
 from .files import (REPORT_KEYS, REPORTS, SHARD_FORMAT, ShardFileError, check_writable,
-                    load_reports, report_name, store_report, verify_shard_file)
+                    load_reports, report_name, seal, shard_path, split_resumed, store_report,
+                    verify_shard_file, write_json)
+from .shards import check_run_args, run_shards, sealed_call
 from .spaces import (BLOCK, FAMILIES, FAMILY_SIZE, MAX_UNARY_BITS, OPS, SHARD_CASES, Space,
                      check_sizes, default_shards, parse_values, require, shard_cases,
                      shard_range, total_cases)
@@ -86,4 +89,6 @@ __all__ = ["run_sweep", "run_shard", "shard_cases", "shard_range", "total_cases"
            "ShardFileError", "table_runs", "run_table", "parse_values", "run_parallel",
            "dask_shard", "check_writable", "write_results", "REPORT_KEYS", "SHARD_FORMAT",
            "SHARD_CASES", "BLOCK", "FAMILIES", "FAMILY_SIZE", "MAX_UNARY_BITS",
-           "TABLE_FORMATS16", "TABLE_FORMATS8"]
+           "TABLE_FORMATS16", "TABLE_FORMATS8", "Progress", "builtin_names", "seal",
+           "shard_path", "split_resumed", "write_json", "check_run_args", "run_shards",
+           "sealed_call"]

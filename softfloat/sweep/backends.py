@@ -15,23 +15,40 @@ import time
 from ..formats import formats
 
 
-class _Progress:
-    """A one-line progress bar on stderr (a line every 10 s when not a terminal)."""
+#: with ``enabled=None``, a run off a terminal shows progress once it has taken this long
+AUTO_AFTER = 5.0
 
-    def __init__(self, label, total, enabled):
-        self.label, self.total, self.enabled = label, total, enabled
+
+class Progress:
+    """A one-line progress bar on stderr (a line every 10 s when not a
+    terminal). ``enabled``: True, False, or None (automatic: on a terminal
+    from the start, elsewhere once the run has taken `AUTO_AFTER` seconds, so
+    that long runs are never silent and short ones print nothing)."""
+
+    def __init__(self, label, total, enabled=None):
+        self.label, self.total = label, total
         self.done = 0
         self.t0 = time.perf_counter()
         self.last = 0.0
         self.tty = sys.stderr.isatty()
+        self.enabled = (self.tty if enabled is None else bool(enabled))
+        self.auto = enabled is None and not self.tty
+        self.shown = False
+        self.printed = -1
 
     def add(self, n, force=False):
         self.done += n
+        now = time.perf_counter()
+        if self.auto and not self.enabled and now - self.t0 >= AUTO_AFTER:
+            self.enabled = True
         if not self.enabled:
             return
-        now = time.perf_counter()
         if not force and now - self.last < (0.5 if self.tty else 10.0):
             return
+        if force and self.shown and self.printed == self.done and not self.tty:
+            return                     # that line is already there
+        self.shown = True
+        self.printed = self.done
         self.last = now
         frac = self.done / self.total if self.total else 1.0
         el = now - self.t0
@@ -43,13 +60,18 @@ class _Progress:
         sys.stderr.flush()
 
     def close(self):
+        if self.auto and not self.shown:
+            self.enabled = False       # a short run off a terminal: nothing printed
         if self.enabled:
             self.add(0, force=True)
             if self.tty:
                 sys.stderr.write("\n")
 
 
-def _builtin_names():
+_Progress = Progress
+
+
+def builtin_names():
     """The names of the built-in formats: a run on one of them sends its workers
     the name, a run on any other format the `Format` itself."""
     return {x.name for x in formats()}
@@ -270,3 +292,6 @@ def run_parallel(fn, arglist, *, jobs=1, backend="process", scheduler=None,
     else:
         _run_pool(fn, arglist, jobs, got)
     return out
+
+
+_builtin_names = builtin_names

@@ -18,11 +18,12 @@ import numpy as np
 
 from .. import sweep_oracles as O
 from ..rounding import Rounding, get_rounding
-from .backends import _Progress, _builtin_names, _run_dask, _run_pool
-from .files import (SHARD_FORMAT, _name, _seal, _split_resumed, _write_json,
-                    check_writable, store_report)
+from .backends import Progress, _run_dask, _run_pool, builtin_names
+from .files import (SHARD_FORMAT, ShardFileError, _name, check_writable, seal, shard_path,
+                    split_resumed, store_report, verify_shard_file, write_json)
+from .shards import check_run_args
 from .spaces import (Space, _compact_space, _default_shards, _sample_indices, _space_kw,
-                     check_sizes, require, shard_range)
+                     require, shard_range)
 
 
 def _subject(sp: Space, mode, ops):
@@ -207,10 +208,25 @@ def merge_shards(results, *, max_examples=20) -> dict:
 def _worker(k, op, fname, mode, kw, path):
     """One shard in a worker process: run it, write its sealed file to ``path``
     (unless None), return the result."""
-    r = _seal(run_shard(k, op, fname, mode, **kw))
+    r = seal(run_shard(k, op, fname, mode, **kw))
     if path:
-        _write_json(path, r)
+        write_json(path, r)
     return r
+
+
+def _merge_earlier(results, out, name, shards, cfg, expected, notes):
+    """Add to ``results`` the shards of this run that were not run now but whose
+    files in ``out`` verify (earlier ``shard_ids`` runs): the report covers
+    every shard done so far. Files that do not verify are left out, with a note."""
+    have = {r["shard"] for r in results}
+    for k in range(shards):
+        path = shard_path(out, name, k)
+        if k in have or not os.path.exists(path):
+            continue
+        try:
+            results.append(verify_shard_file(path, k, cfg, *expected(k)))
+        except ShardFileError as exc:
+            notes.append(f"{exc}: not merged")
 
 
 def dask_shard(k, op, fname, mode, kw, path):
@@ -259,7 +275,10 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     progress : bool
         Progress bar on stderr.
     shard_ids : iterable of int, optional
-        Run only these shards (the report then says ``exhaustive: false``).
+        Run only these shards. With ``out``, the files of the run's other shards
+        that verify (earlier runs of other ids) are merged into the report; the
+        shards still missing are listed in ``missing_shards`` and the report
+        says ``exhaustive: false`` until every shard is done.
     a, b, c : operand sets, optional
         A sub-space (see `parse_values`): ``c=0x3c00`` fixes c, ``a="0x3c00-0x3cff"``...
     c_family : {"cancel", "cancel4"}, optional
@@ -280,13 +299,10 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         raise ValueError("sweeps cover the deterministic rounding modes only")
     if oracle not in ("auto", "host", "ro53"):
         raise ValueError(f"oracle must be 'auto', 'host' or 'ro53', got {oracle!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    check_run_args(jobs=jobs, backend=backend)
     if sample is not None and (isinstance(sample, bool) or not isinstance(
             sample, (int, np.integer)) or sample < 1):
         raise ValueError(f"sample must be a positive integer, got {sample!r}")
-    if backend not in ("process", "dask"):
-        raise ValueError(f"backend must be 'process' or 'dask', got {backend!r}")
     if isinstance(mpfr, bool) or not isinstance(mpfr, (int, np.integer)) or mpfr < 0:
         raise ValueError(f"mpfr must be a non-negative integer, got {mpfr!r}")
     if isinstance(max_examples, bool) or not isinstance(max_examples, (int, np.integer)) \
@@ -301,13 +317,12 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     total = sp.total
     if sample is None and total > (1 << 48):
         raise ValueError(f"{op} on {sp.f.name} has {total} cases; use sample=")
-    shards = _default_shards(total, sample) if shards is None else shards
-    if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
-        raise ValueError(f"shards must be a positive integer, got {shards!r}")
-    shards = int(shards)
-    check_sizes(total, shards, None if sample is None else int(sample),
-                f"{op} on {sp.f.name}" + (f" {_compact_space(sp.describe())}"
-                                          if sp.describe() else ""))
+    shards = check_run_args(
+        jobs=jobs, backend=backend,
+        shards=_default_shards(total, sample) if shards is None else shards, total=total,
+        sample=None if sample is None else int(sample),
+        what=f"{op} on {sp.f.name}" + (f" {_compact_space(sp.describe())}"
+                                       if sp.describe() else ""))
     if mpfr:
         require("gmpy2", "test", "--mpfr (the MPFR witness)")
     if sp.c_family and sp.f.name == "bf16":
@@ -330,12 +345,12 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
     def size(k):
         lo, hi = shard_range(k, shards, total)
         return min(per, hi - lo) if per is not None else hi - lo
-    results, todo, notes = _split_resumed(out, name, ids, cfg, resume, lambda k: (
+    results, todo, notes = split_resumed(out, name, ids, cfg, resume, lambda k: (
         *shard_range(k, shards, total), size(k)))
-    bar = _Progress(f"{op} {sp.f.name} {mode.label}", int(sum(size(k) for k, _ in todo)),
+    bar = Progress(f"{op} {sp.f.name} {mode.label}", int(sum(size(k) for k, _ in todo)),
                     progress)
     t0 = time.perf_counter()
-    fname = sp.f if sp.f.name not in _builtin_names() else sp.f.name
+    fname = sp.f if sp.f.name not in builtin_names() else sp.f.name
 
     def done(r):
         bar.add(r["cases"])
@@ -346,17 +361,23 @@ def run_sweep(op, fmt, rounding="nearest_even", *, shards=None, jobs=1, out=None
         _run_dask(dask_shard, tasks, scheduler, jobs, done, timeout)
     elif jobs == 1 or len(todo) <= 1:
         for k, path in todo:
-            r = _seal(run_shard(k, op, sp.f, mode, progress=bar.add, **kw))
+            r = seal(run_shard(k, op, sp.f, mode, progress=bar.add, **kw))
             if path:
-                _write_json(path, r)
+                write_json(path, r)
             results.append(r)
     else:
         jobs = min(jobs, len(todo))          # no idle worker processes
         _run_pool(_worker, [(k, op, fname, mode.label, kw, path) for k, path in todo], jobs,
                   done)
     bar.close()
+    if out and shard_ids is not None:
+        _merge_earlier(results, out, name, shards, cfg, lambda k: (
+            *shard_range(k, shards, total), size(k)), notes)
     rep = merge_shards(results, max_examples=max_examples)
     rep["exhaustive"] = sample is None and len(results) == shards and not sw
+    missing = sorted(set(range(shards)) - {r["shard"] for r in results})
+    if missing:
+        rep["missing_shards"] = missing
     rep["wall_seconds"] = round(time.perf_counter() - t0, 3)
     rep["jobs"] = int(jobs)
     rep["backend"] = backend

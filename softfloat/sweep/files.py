@@ -28,10 +28,15 @@ def _checksum(obj) -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
-def _seal(res: dict) -> dict:
+def seal(res: dict) -> dict:
+    """A copy of a shard result with the SHA-256 checksum of its content (what
+    `verify_shard_file` checks)."""
     res = dict(res)
     res["checksum"] = _checksum(res)
     return res
+
+
+_seal = seal
 
 
 def verify_shard_file(path, shard_id, cfg, lo, hi, expected_cases) -> dict:
@@ -163,11 +168,14 @@ def store_report(out, rep) -> str:
     return path
 
 
-def _shard_path(out, name, k):
+def shard_path(out, name, k):
+    """The file of shard ``k`` of run ``name`` under ``out``."""
     return os.path.join(out, name + ".shards", f"shard_{k:05d}.json")
 
 
-def _write_json(path, obj):
+def write_json(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically (a temporary file renamed),
+    making its directory."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as fh:
@@ -175,7 +183,10 @@ def _write_json(path, obj):
     os.replace(tmp, path)
 
 
-def _split_resumed(out, name, ids, cfg, resume, expected):
+_shard_path, _write_json = shard_path, write_json
+
+
+def split_resumed(out, name, ids, cfg, resume, expected):
     """The shards ``ids`` of run ``name`` split into those whose files in ``out``
     verify (with ``resume``; ``expected(k)`` is shard k's ``(lo, hi, cases)``)
     and those to compute: ``(results, todo, notes)``, ``todo`` as pairs (shard,
@@ -184,7 +195,7 @@ def _split_resumed(out, name, ids, cfg, resume, expected):
     raises `ShardFileError`."""
     results, todo, notes = [], [], []
     for k in ids:
-        path = _shard_path(out, name, k) if out else None
+        path = shard_path(out, name, k) if out else None
         if resume and path and os.path.exists(path):
             lo, hi, cases = expected(k)
             try:
@@ -197,6 +208,9 @@ def _split_resumed(out, name, ids, cfg, resume, expected):
                 print(f"warning: {exc}; recomputing shard {k}", file=sys.stderr)
         todo.append((k, path))
     return results, todo, notes
+
+
+_split_resumed = split_resumed
 
 
 def check_writable(out) -> None:

@@ -114,8 +114,11 @@ def summarize(directory) -> str:
         mp_ = f"{m['checked']:,} ({m['mismatches']})" if m else "-"
         op = r["op"] + (f" [{_compact_space(r['space'])}]" if r.get("space") else "")
         nanb = "checked" if r.get("config", {}).get("check_nan") else "any NaN"
+        exh = "yes" if r.get("exhaustive") else "no"
+        if r.get("shards_done", r.get("shards")) != r.get("shards"):
+            exh = f"no ({r['shards_done']} of {r['shards']} shards)"
         lines.append(f"| {op} | {r['format']} | {r['mode']} | {r['oracle']} | "
-                     f"{r['cases']:,} | {'yes' if r.get('exhaustive') else 'no'} | {nanb} | "
+                     f"{r['cases']:,} | {exh} | {nanb} | "
                      f"{r['mismatches']} ({r['bits_mismatches']} / {r['flag_mismatches']}) | "
                      f"{mp_} | {r.get('wall_seconds', r['seconds'])} | "
                      f"{r.get('cpu_seconds', '-')} | {r.get('date', '-')[:10]} |")
@@ -131,4 +134,6 @@ def _line(rep):
     return (f"{rep['op']}{sp} {rep['format']} {rep['mode']} [{rep['oracle']}]: "
             f"{rep['cases']:,} cases, {rep['mismatches']} mismatches "
             f"({rep['bits_mismatches']} bits, {rep['flag_mismatches']} flags only){mp_}, "
-            f"{rep['wall_seconds']} s")
+            f"{rep['wall_seconds']} s"
+            + (f"; {len(rep['missing_shards'])} of {rep['shards']} shards not run yet"
+               if rep.get("missing_shards") else ""))

@@ -41,9 +41,9 @@ from .lineio import format_lines, parse_lines
 from .names import Function, function_names, parse_function
 from .options import Options
 from .streams import verify_stream, write_vectors
-from .verify import CLASSES, Report, flag_letters, verify
+from .verify import CLASSES, Report, classify_mismatches, flag_letters, verify
 
 __all__ = ["Function", "Options", "Cases", "Report", "CLASSES", "parse_function",
            "function_names", "minimum_cases", "operands", "expected", "generate",
            "format_lines", "parse_lines", "verify", "verify_stream", "write_vectors",
-           "flag_letters", "main"]
+           "flag_letters", "main", "classify_mismatches"]

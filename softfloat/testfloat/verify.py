@@ -17,7 +17,7 @@ from .lineio import _column
 from .names import INT_TYPES, Function, hex_width, parse_function
 from .options import ROUND_NAME, Options, make_options
 
-__all__ = ["Report", "CLASSES", "verify", "flag_letters"]
+__all__ = ["Report", "CLASSES", "verify", "flag_letters", "classify_mismatches"]
 
 _FLAG_LETTERS = ((Flags.INVALID, "v"), (Flags.INFINITE, "i"), (Flags.OVERFLOW, "o"),
                  (Flags.UNDERFLOW, "u"), (Flags.INEXACT, "x"))
@@ -171,6 +171,20 @@ def _alt(fn, ops, o: Options, **change):
         return expected(fn, *ops, options=dataclasses.replace(o, **change))
     except (ValueError, NotImplementedError, TypeError):
         return None
+
+
+def classify_mismatches(fn, ops, expected, expected_flags, got, got_flags, options,
+                        check_nans=False, alt=None):
+    """The class and a detail sentence of each mismatching case (arrays: those
+    cases only), as ``testfloat ver`` reports them (`CLASSES`). ``fn``: a
+    `Function` (or any object with its ``result``, ``rounds`` and ``name``);
+    ``options``: the `Options` (``rounding``, ``tininess``) the expectation
+    was computed under; ``alt(**change)``: the expected (results, flags) of
+    these cases under changed options, or None where a change does not apply
+    (default: the TestFloat expectation with them). Returns ``(classes,
+    details)``, object arrays."""
+    return _classify(fn, ops, expected, expected_flags, got, got_flags, options, check_nans,
+                     alt=alt)
 
 
 def _classify(fn: Function, ops, er, ef, gr, gf, o: Options, check_nans: bool, alt=None):

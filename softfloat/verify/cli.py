@@ -2,14 +2,18 @@
 exec:COMMAND | --results FILE) [options]``.
 
 Exit statuses: 0 every case matches, 1 mismatches found, 2 could not run (a
-bad argument, an implementation that failed, refused the header or timed out:
-one line on stderr, no traceback).
+bad argument, an unreadable results file, an implementation that failed,
+refused the header, timed out or broke the protocol: one line on stderr, no
+traceback), 130 interrupted (Ctrl-C or SIGTERM: a running SFV1 program is
+killed). With ``--json -`` stdout holds the JSON only (the summary goes to
+stderr).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import sys
 
 from ..context import TININESS
@@ -30,7 +34,7 @@ def _parser():
                 description="Check an implementation of an operation against the library "
                             "(result bits, flags, NaN patterns), classify every mismatch and "
                             "diagnose the setting that explains it. Exit status: 0 no "
-                            "mismatch, 1 mismatches, 2 could not run.")
+                            "mismatch, 1 mismatches, 2 could not run, 130 interrupted.")
     p.add_argument("format", help="operand format (fp16, bf16, fp8_e5m2, fp32, ...; the "
                                   "source format of a conversion)")
     p.add_argument("op", help="operation (add, sub, mul, div, sqrt, fma, fms, fnma, fnms, "
@@ -55,29 +59,50 @@ def _parser():
                        else argparse.SUPPRESS)
     p.add_argument("--c-family", default=None, choices=("cancel", "cancel4"),
                    help="fma: the sweep's cancelling addends for every (a, b)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of a random space and of TestFloat's random cases (default 0)")
+    p.add_argument("--random-nbits", type=int, default=None, metavar="N",
+                   help="stochastic rounding given the random bits (--rounding stochastic_a, "
+                        "_b, _c, stochastic_add or stochastic): the impl takes N-bit random "
+                        "integers as its last operand (softfloat.verify.stochastic)")
     for k in ("ftz", "daz"):
         p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
-    p.add_argument("--tininess", choices=TININESS, default=None)
-    p.add_argument("--nan", default=None, help="propagate, canonical or a pattern (0x7fff)")
-    p.add_argument("--overflow", choices=("ieee", "saturate", "nan"), default=None)
-    p.add_argument("--any-nan", action="store_true",
-                   help="accept any NaN for a NaN (default: NaN bits compared)")
-    p.add_argument("--no-diagnosis", action="store_true")
-    p.add_argument("--shards", type=int, default=None)
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--backend", choices=("process", "dask"), default="process")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS")
+    p.add_argument("--tininess", choices=TININESS, default=None,
+                   help="the library's tininess detection (default: after rounding)")
+    p.add_argument("--nan", default=None,
+                   help="the library's NaN rule: propagate, propagate_last, canonical or "
+                        "a pattern (0x7fff)")
+    p.add_argument("--overflow", choices=("ieee", "saturate", "nan"), default=None,
+                   help="the library's overflow rule (default: ieee)")
+    nanchk = p.add_mutually_exclusive_group()
+    nanchk.add_argument("--check-nan", action="store_true",
+                        help="count NaN results whose bits differ from the library's NaN as "
+                             "mismatches (default: any NaN is accepted for a NaN, as in "
+                             "TestFloat; the report names the NaN rule either way)")
+    nanchk.add_argument("--any-nan", action="store_true",
+                        help="accept any NaN for a NaN (the default)")
+    p.add_argument("--no-diagnosis", action="store_true",
+                   help="skip the search for the setting that explains the mismatches")
+    p.add_argument("--shards", type=int, default=None,
+                   help="split the space into this many shards (default: one per 2**24 "
+                        "cases; at most one per case)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="worker processes running shards (default 1: this process)")
+    p.add_argument("--backend", choices=("process", "dask"), default="process",
+                   help="where shards run with --jobs: worker processes or Dask")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="dask: the scheduler's address (default: a local cluster)")
     p.add_argument("--out", default=None, help="directory for shard files and reports "
                                                "(with --resume: reuse finished shards)")
-    p.add_argument("--resume", action="store_true")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: reuse the shard files of an earlier run that verify")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                    help=f"exec: seconds per read (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--batch", type=int, default=1 << 16, help="exec: cases per batch")
     p.add_argument("--json", metavar="OUT", default=None,
                    help="write the report(s) as JSON ('-': stdout)")
     p.add_argument("--examples", type=int, default=20, help="mismatches kept in the report")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     return p
 
 
@@ -115,6 +140,10 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     from .engine import verify
+    if args.random_nbits is not None:
+        from .stochastic import cli_main
+        return cli_main(args, _space(args))
+    old_term = _on_sigterm()
     try:
         if args.rounding.strip() == "all":
             modes = list(DETERMINISTIC_MODES)
@@ -148,10 +177,11 @@ def main(argv=None) -> int:
             rep = verify(impl, args.op, args.format, m, space, seed=args.seed,
                          shards=args.shards, jobs=args.jobs, out=args.out, resume=args.resume,
                          backend=args.backend, scheduler=args.scheduler,
-                         check_nan=not args.any_nan, diagnose=not args.no_diagnosis,
+                         check_nan=args.check_nan, diagnose=not args.no_diagnosis,
                          max_examples=args.examples, progress=not args.quiet, **pol)
             reps.append(rep)
-            print(rep.summary())
+            # with --json - stdout holds the JSON only
+            print(rep.summary(), file=sys.stderr if args.json == "-" else sys.stdout)
             if not rep.ok:
                 worst = 1
         if args.json:
@@ -169,7 +199,26 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted (with --out, rerun with --resume)", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, OSError, RuntimeError, ImplError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError, ImplError, MemoryError) as exc:
         msg = str(exc).strip().splitlines()
         print(f"error: {' '.join(msg) if msg else type(exc).__name__}", file=sys.stderr)
         return 2
+    except Exception as exc:        # noqa: BLE001  (one line, never a traceback)
+        msg = " ".join(str(exc).strip().splitlines())
+        print(f"error: {type(exc).__name__}: {msg}", file=sys.stderr)
+        return 2
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+
+
+def _on_sigterm():
+    """SIGTERM interrupts like Ctrl-C (a running SFV1 program is killed, the
+    command exits 130); returns the handler to restore, None when not in the
+    main thread."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        return signal.signal(signal.SIGTERM, stop)
+    except ValueError:          # not the main thread
+        return None

@@ -25,18 +25,75 @@ def op_policies(op: Op, setting: dict) -> dict:
 def evaluate(op: Op, ops, setting: dict):
     """The library's (results, flags) for ``ops`` under ``setting`` (rounding
     may be ``{"positive": m1, "negative": m2}``: m1 where the result is
-    positive, m2 where negative, by the sign of m1's result)."""
+    positive, m2 where negative, by the sign of m1's result; ``via``: double
+    rounding through a wider format, see `through`)."""
     r = setting.get("rounding", "nearest_even")
     pol = op_policies(op, setting)
     if isinstance(r, dict):
-        bp, fp = op.compute(ops, r["positive"], **pol)
-        bn, fn = op.compute(ops, r["negative"], **pol)
+        bp, fp = evaluate(op, ops, dict(setting, rounding=r["positive"]))
+        bn, fn = evaluate(op, ops, dict(setting, rounding=r["negative"]))
         z = op.float_result
         if z is None or not z.has_sign:
             return bp, fp
         neg = (bp.astype(np.uint64) >> np.uint64(z.nbits - 1)) & np.uint64(1) == 1
         return np.where(neg, bn, bp), np.where(neg, fn, fp)
+    if setting.get("via"):
+        return through(op, ops, r, setting["via"], pol)
     return op.compute(ops, r if op.rounds else "nearest_even", **pol)
+
+
+#: the wider formats a double rounding is looked for through
+VIA_FORMATS = ("fp16", "bf16", "fp32")
+#: the modes of the first rounding (into the wider format)
+VIA_MODES = ("nearest_even", "toward_zero")
+
+
+def via_formats(op: Op) -> list:
+    """The formats `through` can take for ``op``: IEEE formats of
+    `VIA_FORMATS` wider than the result (more significand bits, at least its
+    exponent range) that hold every operand exactly (arithmetic) or that are
+    narrower than the source (a conversion); [] for other operations."""
+    from ..formats import get_format
+    z = op.float_result
+    if z is None or not op.rounds or op.name.startswith(("from_", "round_to_integral")):
+        return []
+    out = []
+    for name in VIA_FORMATS:
+        w = get_format(name)
+        if not (w.mbits > z.mbits and w.ebits >= z.ebits):
+            continue
+        if op.name.startswith("convert:"):
+            src = op.fmt
+            if not (w.mbits < src.mbits or w.ebits < src.ebits):
+                continue
+        elif not (w.mbits >= op.fmt.mbits and w.ebits >= op.fmt.ebits):
+            continue
+        out.append(name)
+    return out
+
+
+def through(op: Op, ops, rounding, via, pol):
+    """Double rounding: ``op`` computed in the wider format ``via["format"]``
+    rounded by ``via["rounding"]``, that result rounded into the result format
+    by ``rounding`` (the operands widened exactly first; ftz, overflow and
+    tininess apply to the second rounding, daz to the operands, nan to both).
+    Flags: those of both roundings, OR-ed. ValueError where it does not apply."""
+    from .. import conversions as C
+    from ..formats import get_format
+    from .ops import get_op
+    w = get_format(via["format"])
+    if via["format"] not in via_formats(op):
+        raise ValueError(f"no double rounding of {op.describe()} through {w.name}")
+    first = {k: pol[k] for k in ("daz", "nan") if k in pol}
+    if op.name.startswith("convert:"):
+        rw, fw = C.convert(ops[0], op.fmt, w, via["rounding"], return_flags=True, **first)
+    else:
+        wide = [C.convert(x, op.fmt, w, "nearest_even", **first) for x in ops]
+        rw, fw = get_op(op.name, w).compute(wide, via["rounding"],
+                                            **{k: v for k, v in first.items() if k == "nan"})
+    second = {k: pol[k] for k in ("ftz", "overflow", "tininess", "nan") if k in pol}
+    r2, f2 = C.convert(rw, w, op.result, rounding, return_flags=True, **second)
+    return np.asarray(r2).astype(op.out_dtype), (np.asarray(fw) | np.asarray(f2)).astype(np.uint8)
 
 
 def _same_bits(op: Op, exp, got, check_nan):
@@ -59,13 +116,19 @@ def setting_label(setting: dict, op: Op | None = None) -> str:
         head = f"{r['positive']} for positive and {r['negative']} for negative results"
     else:
         head = r
+    via = setting.get("via")
+    if via:
+        head = f"double rounding: {via['rounding']} in {via['format']}, then {head}"
     extra = [f"{k}={_show(v)}" for k, v in setting.items()
-             if k != "rounding" and v != DEFAULTS.get(k)
+             if k not in ("rounding", "via") and v != DEFAULTS.get(k)
              and (op is None or k in op.policies)]
     return head + (" with " + ", ".join(extra) if extra else "")
 
 
 def _show(v):
+    from ..specialize import NanRule
+    if isinstance(v, NanRule):
+        return f"NanRule({v.mode!r}" + (f", {v.pattern!r})" if v.pattern is not None else ")")
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return f"{int(v):#x}"
     return repr(v) if isinstance(v, str) else str(v)
@@ -82,6 +145,8 @@ def keywords(setting: dict, op: Op) -> dict:
         v = setting.get(k, DEFAULTS[k])
         if v != DEFAULTS[k] and v is not None:
             out[k] = v
+    if setting.get("via"):
+        out["via"] = dict(setting["via"])
     return out
 
 
@@ -90,7 +155,7 @@ def keywords(setting: dict, op: Op) -> dict:
 def classify_mismatches(op: Op, ops, exp, expf, got, gotf, setting, check_nan):
     """(class, detail) arrays for mismatching cases (arrays: those cases only),
     by `softfloat.testfloat.verify`'s classifier with this op's alternatives."""
-    from ..testfloat.verify import _classify
+    from ..testfloat import classify_mismatches as _tf_classify
     z = op.result if op.result != "class" else "bool"
     fn = SimpleNamespace(result=z, rounds=op.rounds, name=op.name)
     r = setting.get("rounding", "nearest_even")
@@ -109,7 +174,7 @@ def classify_mismatches(op: Op, ops, exp, expf, got, gotf, setting, check_nan):
             return evaluate(op, ops, s)
         except (ValueError, TypeError):
             return None
-    return _classify(fn, ops, exp, expf, got, gotf, o, check_nan, alt=alt)
+    return _tf_classify(fn, ops, exp, expf, got, gotf, o, check_nan, alt=alt)
 
 
 def _hex(v, bits):
@@ -174,6 +239,14 @@ def block_stats(op: Op, ops, got, gotf, setting, check_nan, case0=0, positions=N
     st["full_match"] = int(np.count_nonzero(full))
     if masks is not None:
         masks.update(same=same, full=full)
+        z = op.float_result
+        if z is not None and z.has_nan:
+            # NaN results whose bits differ from the library's NaN
+            masks["nan_diff"] = (np.asarray(z.is_nan_bits(exp.astype(np.int64)))
+                                 & np.asarray(z.is_nan_bits(got.astype(np.int64)))
+                                 & (exp != got))
+        else:
+            masks["nan_diff"] = np.zeros(exp.shape, bool)
     if flags_checked:
         for f in FLAG_NAMES:
             b = _FLAG_BITS[f]

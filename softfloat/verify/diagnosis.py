@@ -4,9 +4,14 @@ implementation on the most cases.
 The search runs over the library's keywords: ``rounding`` (the six
 deterministic modes, and one mode per sign of the result, written
 ``{"positive": m1, "negative": m2}``), ``ftz``, ``daz``, ``tininess``,
-``nan`` (``"propagate"``, ``"canonical"`` and the NaN patterns the
-implementation delivered) and ``overflow`` (``"saturate"`` and the default),
-those that the operation takes. It is a coordinate search from the requested
+``nan`` (``"propagate"``, ``"propagate_last"`` (the operand-order choice:
+the last NaN operand wins), ``"canonical"``, x86's negative fresh NaN with
+either order, and the NaN patterns the implementation delivered), ``overflow``
+(``"saturate"`` and the default), those that the operation takes, and ``via``:
+double rounding through a wider format (``{"format": "fp32", "rounding":
+"nearest_even"}``: the operation rounded into fp32 first, then into the result
+format by ``rounding``; `softfloat.verify.compare.through`), for the formats of
+`softfloat.verify.compare.via_formats`. It is a coordinate search from the requested
 setting: each round tries every single change and takes the one that
 reproduces most cases (result bits first, then bits and flags; a tie keeps
 the current setting, so the simplest explanation wins), until nothing
@@ -40,6 +45,16 @@ pass, and the best of those is the answer.
 ``summary``
     a sentence: "matches toward_zero except 9 cases (wrong_value 9); inexact
     missing in 8,255 of 30,721 inexact cases";
+``nan_rule``
+    where the implementation delivered NaN results: the NaN rule of the best
+    setting (``rule``), in words (``description``, e.g. "the last NaN operand
+    in argument order (b before a), quieted; an invalid operation gives
+    0xfe00"), and ``differs``: how many NaN results differ in their bits from
+    the library's requested rule (counted as mismatches only with
+    ``check_nan``).
+
+The diagnosis always compares NaN bits (whatever ``check_nan`` says of the
+mismatch count), so that it names the NaN rule too.
 ``estimated``
     True only when no confirmation pass ran over a sampled material
     (``confirm`` unavailable); ``candidates`` the runners-up with their shares.
@@ -52,7 +67,9 @@ import numpy as np
 
 from ..context import TININESS, localcontext
 from ..rounding import DETERMINISTIC_MODES
-from .compare import FLAG_NAMES, _same_bits, block_stats, evaluate, keywords, setting_label
+from ..specialize import describe_nan
+from .compare import (FLAG_NAMES, VIA_MODES, _same_bits, block_stats, evaluate, keywords,
+                      setting_label, via_formats)
 from .ops import Op
 
 __all__ = ["diagnose", "candidate_values"]
@@ -63,9 +80,7 @@ _VALUE_CLASSES_EXCLUDED = ("flags_only", "tininess")
 def _material(op: Op, results):
     """(ops, got, gotf, weights) of the kept cases of all shards."""
     parts = []
-    cases = sum(r["cases"] for r in results)
-    mism = sum(r["mismatches"] for r in results)
-    for key, total in (("kept_mismatches", mism), ("kept_matches", cases - mism)):
+    for key in ("kept_mismatches", "kept_matches"):
         ops = [[] for _ in range(op.nops)]
         got, gotf = [], []
         seen = 0
@@ -77,7 +92,7 @@ def _material(op: Op, results):
             got += k["got"]
             gotf += k["gotf"]
         if got:
-            w = total / len(got)
+            w = seen / len(got)        # each kept case stands for this many
             parts.append(([np.asarray(x, np.uint64) for x in ops], np.asarray(got, np.uint64),
                           np.asarray(gotf, np.uint8), np.full(len(got), w)))
     if not parts:
@@ -111,15 +126,19 @@ def candidate_values(op: Op, got, flags_checked) -> dict:
         dims["overflow"] = [None, "saturate"]
     if "nan" in op.policies and z is not None and z.has_nan:
         from ..specialize import NanRule
-        vals = ["propagate", "canonical"]
+        vals = ["propagate", "propagate_last", "canonical"]
         if z.kind == "ieee":
-            vals.append(NanRule("propagate", "negative"))     # x86's fresh NaN
+            vals += [NanRule("propagate", "negative"),          # x86's fresh NaN
+                     NanRule("propagate_last", "negative")]
         nanm = np.asarray(z.is_nan_bits(got.astype(np.int64)), bool)
         if nanm.any():
             pats, counts = np.unique(got[nanm], return_counts=True)
             for p in pats[np.argsort(-counts, kind="stable")][:3]:
                 vals.append(int(p))
         dims["nan"] = vals
+    vf = via_formats(op)
+    if vf:
+        dims["via"] = [None] + [{"format": w, "rounding": m} for w in vf for m in VIA_MODES]
     return dims
 
 
@@ -186,12 +205,15 @@ def _search(sc: _Scorer, start: dict, dims: dict):
 
 
 def diagnose(op: Op, setting: dict, results, rep, keep_all, check_nan, confirm=None) -> dict:
-    """The diagnosis of a verify run (see the module doc)."""
+    """The diagnosis of a verify run (see the module doc). NaN bits are
+    always compared here (``check_nan`` is the report's business)."""
+    check_nan = True
     flags_checked = rep.flags_checked
     n = rep.cases
-    if rep.mismatches == 0:
-        return _result(op, setting, n, _perfect_stats(n), flags_checked, False, [])
     mat = _material(op, results)
+    if rep.mismatches == 0 and rep.nan_differences == 0:
+        d = _result(op, setting, n, _perfect_stats(n), flags_checked, False, [])
+        return _with_nan_rule(d, op, setting, mat, rep)
     ops, got, gotf, w = mat
     with localcontext(fast_paths=False):
         sc = _Scorer(op, ops, got, gotf, w, flags_checked, check_nan)
@@ -218,7 +240,26 @@ def diagnose(op: Op, setting: dict, results, rep, keep_all, check_nan, confirm=N
     bi = order[0]
     runners = [{"setting": keywords(top[i], op),
                 "explained": _share(stats[i], flags_checked, n)} for i in order[1:]]
-    return _result(op, top[bi], n, stats[bi], flags_checked, estimated, runners)
+    d = _result(op, top[bi], n, stats[bi], flags_checked, estimated, runners)
+    return _with_nan_rule(d, op, top[bi], mat, rep)
+
+
+def _with_nan_rule(d, op, s, mat, rep):
+    """``d`` with its ``nan_rule`` (see the module doc) where the material holds
+    NaN results of the implementation."""
+    z = op.float_result
+    if z is None or not z.has_nan or mat is None or "nan" not in op.policies:
+        return d
+    got = mat[1]
+    if not np.asarray(z.is_nan_bits(got.astype(np.int64))).any():
+        return d
+    rule = s.get("nan", "propagate")
+    try:
+        text = describe_nan(rule, z)
+    except ValueError:
+        return d
+    d["nan_rule"] = {"rule": rule, "description": text, "differs": int(rep.nan_differences)}
+    return d
 
 
 def _positions(results):

@@ -19,16 +19,14 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
 from collections import Counter
 
 import numpy as np
 
 from .. import sweep as SW
-from ..sweep.backends import _Progress, _builtin_names
-from ..sweep.files import _seal, _shard_path, _write_json
 from ..rounding import Rounding, get_rounding
+from ..stochastic import scheme_of
 from .impls import as_impl
 from .ops import DEFAULTS, Op, get_op, normalize_policies
 from .compare import (FLAG_NAMES, _add_stats, _empty_store, _example, _keep, _new_stats,
@@ -60,15 +58,19 @@ def run_shard(task: dict) -> dict:
     cap_m, cap_k = task["keep"]
     rng = np.random.default_rng([int(task["seed"]), 0xD1A6, int(task["shard"])])
     mism, match = _empty_store(op.nops), _empty_store(op.nops)
-    n = n1 = n2 = 0
+    n = n1 = n2 = nn = 0
     flags_checked = None
     stats = _new_stats()
     cand = [_new_stats() for _ in settings] if settings else None
+    finished = False
     try:
         for s in range(lo, hi, BLOCK):
             e = min(hi, s + BLOCK)
             ops = sp.chunk(s, e)
-            got, gotf = sess(ops, s)
+            # the implementation gets copies: one that computes in place on its
+            # operands (np.add(x, y, out=x)) changes neither the library's
+            # operands nor the caller's arrays
+            got, gotf = sess(tuple(x.copy() for x in ops), s)
             flags_checked = (gotf is not None) if flags_checked is None else \
                 (flags_checked and gotf is not None)
             if settings:
@@ -79,20 +81,25 @@ def run_shard(task: dict) -> dict:
             mk = {}
             _add_stats(stats, block_stats(op, ops, got, gotf, base, check_nan, case0=s,
                                           masks=mk))
-            same, full = mk["same"], mk["full"]
+            same, full, nd = mk["same"], mk["full"], mk["nan_diff"]
             n += got.size
             n1 += int(np.count_nonzero(~same))
             n2 += int(np.count_nonzero(same & ~full))
-            bad = np.flatnonzero(~full)
-            good = np.flatnonzero(full)
+            nn += int(np.count_nonzero(nd))
+            # the diagnosis material keeps NaN results of other bits with the
+            # mismatches (whether they count or not): the NaN rule is diagnosed
+            strict = full & ~nd
+            bad = np.flatnonzero(~strict)
+            good = np.flatnonzero(strict)
             take = lambda idx: ([o[idx] for o in ops], got[idx],
                                 None if gotf is None else gotf[idx], s + idx)
             a, g, gf, p = take(bad)
             _keep(mism, rng, a, g, gf, p, cap_m)
             a, g, gf, p = take(good)
             _keep(match, rng, a, g, gf, p, cap_k)
+        finished = True
     finally:
-        sess.close()
+        _end_session(sess, finished)
     res = {"format_version": SW.SHARD_FORMAT, "verify_format": VERIFY_FORMAT,
            "shard": int(task["shard"]), "shards": int(task["shards"]), "lo": int(lo),
            "hi": int(hi), "cases": int(n), "seconds": round(time.perf_counter() - t0, 3),
@@ -102,8 +109,22 @@ def run_shard(task: dict) -> dict:
                    candidates=cand)
         return res
     res.update(mismatches=n1 + n2, bits_mismatches=n1, flag_mismatches=n2, examples=[],
-               stats=stats, kept_mismatches=_store_json(mism), kept_matches=_store_json(match))
+               nan_differences=nn, stats=stats, kept_mismatches=_store_json(mism), kept_matches=_store_json(match))
     return res
+
+
+def _end_session(sess, finished):
+    """Close a session after its last block; after an error or an interrupt,
+    stop it at once (an SFV1 program is killed, not waited for) without hiding
+    the exception on its way."""
+    if finished:
+        sess.close()
+        return
+    stop = getattr(sess, "abort", None) or sess.close
+    try:
+        stop()
+    except Exception:       # noqa: BLE001  (the exception in flight is the news)
+        pass
 
 
 # ---------------------------------------------------------------------------
@@ -115,7 +136,10 @@ class Report:
     ``flag_differences`` (``"inexact missing"``: count), ``first_mismatches``
     (case, operands, expected, got, flags, class), ``diagnosis`` (see
     `softfloat.verify.diagnosis`), ``flags_checked`` (False: the
-    implementation reports no flags; results only)."""
+    implementation reports no flags; results only), ``check_nan`` (NaN result
+    bits compared; False, the default: any NaN for a NaN, as TestFloat),
+    ``nan_differences`` (NaN results whose bits differ from the library's NaN,
+    counted as mismatches only with ``check_nan``)."""
     op: str
     format: str
     rounding: str
@@ -131,7 +155,8 @@ class Report:
     first_mismatches: list = dataclasses.field(default_factory=list)
     diagnosis: dict = dataclasses.field(default_factory=dict)
     flags_checked: bool = True
-    check_nan: bool = True
+    check_nan: bool = False
+    nan_differences: int = 0
     exhaustive: bool = False
     shards: int = 1
     seconds: float = 0.0
@@ -169,10 +194,25 @@ class Report:
                          f"[{e['class']}]")
         if self.diagnosis:
             lines.append("diagnosis: " + self.diagnosis.get("summary", ""))
+        nr = (self.diagnosis or {}).get("nan_rule")
+        if nr:
+            line = f"NaN results: {nr['description']}"
+            if self.nan_differences:
+                line += (f"; {self.nan_differences:,} NaN results differ from the library's "
+                         f"nan={_nan_word(self.policies.get('nan'))} in their bits"
+                         + ("" if self.check_nan else " (not counted: any NaN is accepted "
+                            "for a NaN; check_nan=True / --check-nan counts them)"))
+            lines.append(line)
         return "\n".join(lines)
 
     def __str__(self):
         return self.summary()
+
+
+def _nan_word(v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return f"{int(v):#x}"
+    return str(v)
 
 
 def _json_default(o):
@@ -204,7 +244,7 @@ def _space_key(space):
 
 def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0,
            shards=None, jobs=1, out=None, resume=False, backend="process", scheduler=None,
-           check_nan=True, diagnose=True, max_examples=20, progress=False, **policies) -> Report:
+           check_nan=False, diagnose=True, max_examples=20, progress=None, **policies) -> Report:
     """Check an implementation of ``op`` on ``fmt`` against the library.
 
     Parameters
@@ -227,7 +267,11 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         cases), worker processes, a directory for shard files and the report,
         reuse of verified shard files, ``"process"`` or ``"dask"``.
     check_nan : bool
-        Compare NaN results bit for bit (default); False accepts any NaN for a NaN.
+        Count NaN results whose bits differ from the library's NaN as
+        mismatches. Default False: any NaN is accepted for a NaN, as in
+        TestFloat; either way the report says which NaN rule the
+        implementation follows (``diagnosis["nan_rule"]``) and how many NaN
+        results differ (``nan_differences``).
     diagnose : bool
         Search the policies for the setting that explains the implementation.
     **policies
@@ -235,12 +279,17 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         ``tininess``, ``nan``, ``overflow``): the setting the implementation
         is checked against (also sent to an SFV1 program as key=value words).
     """
+    if scheme_of(rounding) is not None or "random_nbits" in policies:
+        # stochastic rounding with the random bits as an operand (verify/stochastic.py)
+        from .stochastic import verify_stochastic
+        return verify_stochastic(impl, op, fmt, rounding, space, seed=seed, check_nan=check_nan,
+                                 diagnose_fails=diagnose, max_examples=max_examples, **policies)
     t0 = time.perf_counter()
     o = get_op(op, fmt)
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
-        raise ValueError("verify checks deterministic rounding modes; stochastic rounding "
-                         "has no single right answer")
+        raise ValueError("verify checks stochastic rounding given the random bits: pass "
+                         "random_nbits=N (impl then takes them as its last operand)")
     setting = {"rounding": mode.label, **normalize_policies(policies)}
     for k in DEFAULTS:
         if setting[k] != DEFAULTS[k] and k not in o.policies:
@@ -260,14 +309,9 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     sp = make_space(o, space, seed)
     if sp.total == 0:
         raise ValueError("the space has no cases")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    if backend not in ("process", "dask"):
-        raise ValueError(f"backend must be 'process' or 'dask', got {backend!r}")
-    nsh = max(1, sp.total >> 24) if shards is None else shards
-    if isinstance(nsh, bool) or not isinstance(nsh, (int, np.integer)) or nsh < 1:
-        raise ValueError(f"shards must be a positive integer, got {shards!r}")
-    nsh = int(nsh)
+    nsh = SW.check_run_args(jobs=jobs, backend=backend,
+                            shards=max(1, sp.total >> 24) if shards is None else shards,
+                            total=sp.total, what=o.describe())
     if out:
         SW.check_writable(out)
     keep_all = sp.total <= KEEP_ALL
@@ -278,7 +322,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
            "space": _jsonable(_space_key(space)), "seed": int(seed), "shards": nsh,
            "impl": _impl_name(impl_spec), "check_nan": bool(check_nan)}
     name = _run_name(o, mode, cfg)
-    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in _builtin_names() else o.fmt.name,
+    task0 = {"op": o.name, "fmt": o.fmt if o.fmt.name not in SW.builtin_names() else o.fmt.name,
              "space": space, "seed": seed, "impl": impl_spec, "shards": nsh,
              "setting": setting, "check_nan": bool(check_nan), "keep": keep, "config": cfg}
     results = _run_pass(task0, nsh, sp.total, out, name, resume, jobs, backend, scheduler,
@@ -293,6 +337,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     rep.mismatches = sum(r["mismatches"] for r in results)
     rep.bits_mismatches = sum(r["bits_mismatches"] for r in results)
     rep.flag_mismatches = sum(r["flag_mismatches"] for r in results)
+    rep.nan_differences = sum(r.get("nan_differences", 0) for r in results)
     rep.flags_checked = all(r["flags_checked"] for r in results)
     stats = _new_stats()
     for r in results:
@@ -316,7 +361,7 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
                                       backend, scheduler, progress, rep))
     rep.seconds = round(time.perf_counter() - t0, 3)
     if out:
-        _write_json(os.path.join(out, name + ".json"), rep.to_dict())
+        SW.write_json(os.path.join(out, name + ".json"), rep.to_dict())
     return rep
 
 
@@ -325,7 +370,9 @@ def _confirm(task0, settings, nsh, total, out, name, resume, jobs, backend, sche
     rep.passes = 2
     t = dict(task0)
     t["settings"] = [dict(s) for s in settings]       # NanRule values stay NanRules
-    t["config"] = dict(task0["config"], confirm=[_jsonable(s) for s in settings])
+    t["check_nan"] = True                             # the diagnosis compares NaN bits
+    t["config"] = dict(task0["config"], confirm=[_jsonable(s) for s in settings],
+                       nan_bits=True)
     res = _run_pass(t, nsh, total, out, name + ".confirm", resume, jobs, backend, scheduler,
                     progress, "verify (diagnosis: confirming on every case)")
     per = [_new_stats() for _ in settings]
@@ -372,36 +419,22 @@ def _run_name(o: Op, mode, cfg):
 
 def _run_pass(task0, nsh, total, out, name, resume, jobs, backend, scheduler, progress,
               label):
-    results, todo = [], []
+    """One pass over every shard on the sweep's shard engine
+    (`softfloat.sweep.run_shards`): shard files reused with ``resume``."""
+    if (jobs > 1 or backend == "dask") and not _picklable(task0["impl"]):
+        raise ValueError("jobs > 1 and the Dask backend need an implementation that can "
+                         "be sent to another process: a 'module:function' or "
+                         "'exec:COMMAND' string, or a module-level function")
     cfg = _jsonable(task0["config"])
-    for k in range(nsh):
-        path = _shard_path(out, name, k) if out else None
-        lo, hi = SW.shard_range(k, nsh, total)
-        if resume and path and os.path.exists(path):
-            try:
-                results.append(SW.verify_shard_file(path, k, cfg, lo, hi, hi - lo))
-                continue
-            except SW.ShardFileError as exc:
-                if getattr(exc, "other_settings", False):
-                    raise
-                print(f"warning: {exc}; recomputing shard {k}", file=sys.stderr)
-        t = dict(task0, shard=k, config=cfg)
-        todo.append((t, path))
-    bar = _Progress(label, int(sum(SW.shard_range(t["shard"], nsh, total)[1]
-                                   - SW.shard_range(t["shard"], nsh, total)[0]
-                                   for t, _ in todo)), progress)
 
-    def done(r):
-        bar.add(r["cases"])
-        results.append(r)
-    if todo:
-        if (jobs > 1 or backend == "dask") and not _picklable(task0["impl"]):
-            raise ValueError("jobs > 1 and the Dask backend need an implementation that can "
-                             "be sent to another process: a 'module:function' or "
-                             "'exec:COMMAND' string, or a module-level function")
-        SW.run_parallel(_shard_job, [(t, p) for t, p in todo], jobs=jobs, backend=backend,
-                        scheduler=scheduler, on_result=done)
-    bar.close()
+    def expected(k):
+        lo, hi = SW.shard_range(k, nsh, total)
+        return lo, hi, hi - lo
+    results, _ = SW.run_shards(run_shard, range(nsh), lambda k: (dict(task0, shard=k,
+                                                                      config=cfg),),
+                               expected=expected, out=out, name=name, cfg=cfg, resume=resume,
+                               jobs=jobs, backend=backend, scheduler=scheduler,
+                               progress=progress, label=label)
     return results
 
 
@@ -412,11 +445,3 @@ def _picklable(obj):
         return True
     except Exception:       # noqa: BLE001  (anything pickle refuses)
         return False
-
-
-def _shard_job(task, path):
-    """One shard, sealed (checksummed) and written to ``path`` when given."""
-    r = _seal(run_shard(task))
-    if path:
-        _write_json(path, r)
-    return r

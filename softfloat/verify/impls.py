@@ -283,8 +283,10 @@ class exec_impl:
             argv = [str(x) for x in command]
         if not argv:
             raise ValueError("exec_impl: empty command")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                and 0 < timeout < float("inf")):
+            raise ValueError(f"timeout must be a positive, finite number of seconds, got "
+                             f"{timeout!r}")
         if not (isinstance(batch, int) and 1 <= batch <= MAX_BATCH):
             raise ValueError(f"batch must be an integer in [1, {MAX_BATCH}], got {batch!r}")
         self.argv, self.timeout, self.batch = argv, float(timeout), batch
@@ -391,6 +393,24 @@ class _ExecSession:
                     raise ImplError(f"{self.spec.name}: answer line to the header too long")
         return buf.decode(errors="replace").strip()
 
+    def _pending(self, wait=0.0, limit=1 << 16):
+        """How many bytes the program has written that nobody asked for: read
+        what is there now (within ``wait`` seconds: until end of file)."""
+        import selectors
+        fd = self.proc.stdout.fileno()
+        got = 0
+        deadline = time.monotonic() + wait
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while got < limit:
+                if not sel.select(max(0.0, deadline - time.monotonic())):
+                    break
+                chunk = os.read(fd, limit - got)
+                if not chunk:
+                    break
+                got += len(chunk)
+        return got
+
     def _kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
@@ -430,6 +450,12 @@ class _ExecSession:
             t.join(self.spec.timeout)
             if err:
                 raise self._dead("while reading a batch")
+            extra = self._pending()
+            if extra:
+                self._kill()
+                raise ImplError(f"{self.spec.name}: wrote {extra} bytes more than the {n} "
+                                f"answers ({n * (op.out_bytes + 1)} bytes) to the batch of {n} "
+                                f"cases (case {lo + s}){self._stderr_tail()}")
             res[s:e] = np.frombuffer(data[:n * op.out_bytes], f"<u{op.out_bytes}")
             flg[s:e] = np.frombuffer(data[n * op.out_bytes:], np.uint8)
         bits = op.out_bits
@@ -461,7 +487,21 @@ class _ExecSession:
             if rc != 0:
                 raise ImplError(f"{self.spec.name} exited with status {rc} at the end of the "
                                 f"stream{self._stderr_tail()}")
+        extra = self._pending(wait=1.0)
+        self.proc.stdout.close()
+        if extra:
+            raise ImplError(f"{self.spec.name}: wrote {extra} bytes after the end of the "
+                            f"stream (it should answer the 0-case batch by exiting)")
         self.err.close()
+
+    def abort(self):
+        """Stop the program now (an error or an interrupt in verify)."""
+        self._kill()
+        for fh in (self.proc.stdin, self.proc.stdout, self.err):
+            try:
+                fh.close()
+            except (OSError, ValueError):
+                pass
 
 
 # ---------------------------------------------------------------------------
@@ -491,6 +531,24 @@ class results_file:
     def __repr__(self):
         return f"<implementation {self.name}>"
 
+    def _load_numpy(self):
+        """(results, flags or None) of a .npy / .npz file; ValueError naming the
+        file when it is not one NumPy can read."""
+        import zipfile
+        try:
+            if self.kind == "npy":
+                return np.load(self.path, mmap_mode="r", allow_pickle=False), None
+            with np.load(self.path, allow_pickle=False) as z:
+                if not hasattr(z, "files"):
+                    raise ValueError("a single array, not an .npz archive")
+                if "results" not in z.files:
+                    raise ValueError(f"expected an array named 'results', it holds "
+                                     f"{', '.join(z.files) or 'nothing'}")
+                return z["results"], (z["flags"] if "flags" in z.files else None)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"results file {self.path}: not a readable "
+                             f".{self.kind} file ({exc})") from None
+
     def lines(self, op: Op):
         """(operands, results, flags) of a TestFloat-lines file."""
         from ..testfloat.lineio import parse_lines
@@ -505,13 +563,8 @@ class results_file:
         if self.kind == "lines":
             _, r, f = self.lines(op)
             res, flg = r, f
-        elif self.kind == "npy":
-            res, flg = np.load(self.path, mmap_mode="r"), None
-        elif self.kind == "npz":
-            z = np.load(self.path)
-            if "results" not in z:
-                raise ValueError(f"{self.path}: expected an array named 'results'")
-            res, flg = z["results"], (z["flags"] if "flags" in z else None)
+        elif self.kind in ("npy", "npz"):
+            res, flg = self._load_numpy()
         else:
             size = os.path.getsize(self.path)
             w = op.out_bytes
