@@ -586,7 +586,10 @@ def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source
         notes.append("row-wise scales: torch runs them through CUTLASS kernels, modelled here "
                      "as cuBLASLt's chain and epilogue" if rowwise else
                      "bias, C or alpha != 1: the epilogue is modelled")
-    elif fp8 and arch in ("hopper", "ada"):
+    if fp8 and arch not in ("hopper", "ada"):
+        notes.append(f"no promotion is modelled on {arch}: fast_accum changes nothing, the "
+                     f"instruction is chained along each split")
+    elif fp8 and profile is None:
         rec = "H100 PCIe" if arch == "hopper" else "RTX 4060"
         notes.append(f"the same kernels as the recorded {rec} are assumed; not recorded on "
                      f"{dev_name}")
@@ -608,6 +611,9 @@ def scaled_mm(a8, b8, scale_a, scale_b, *, device, out_fmt, a_fmt="fp8_e4m3", b_
     if fa == fb == "fp8_e5m2":
         raise ValueError("torch._scaled_mm: multiplication of two e5m2 matrices is not supported")
     if bias is not None:
+        if bias_fmt is None and fo not in ("bf16", "fp16"):
+            raise ValueError(f"torch._scaled_mm: a bias with a {fo} output needs bias_fmt "
+                             f"('bf16' or 'fp16')")
         bf = fo if bias_fmt is None else _fmt(bias_fmt, "bias_fmt", ("bf16", "fp16"))
         if fo == "fp32":
             raise ValueError("torch._scaled_mm: bias is not supported with an fp32 output")

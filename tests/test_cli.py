@@ -331,3 +331,20 @@ def test_warmup_common_set_asks_for_the_kernels_of_the_tour_and_verify(monkeypat
         if warmup.group_of(name) in ("arith", "sweep"):
             fn()
     assert tour and tour <= seen, sorted(tour - seen)
+
+
+def test_an_interrupt_dropped_in_a_ctypes_callback_is_delivered_again(monkeypatch):
+    # numba compiles through llvmlite's ctypes callbacks, where a KeyboardInterrupt
+    # is printed and dropped: the command's hook sends SIGINT again
+    import time
+    import types
+    from softfloat import _cli_start
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    _cli_start.restore_sigint()
+    assert sys.unraisablehook is _cli_start._unraisable
+    with pytest.raises(KeyboardInterrupt):
+        sys.unraisablehook(types.SimpleNamespace(exc_type=KeyboardInterrupt,
+                                                 exc_value=KeyboardInterrupt(),
+                                                 exc_traceback=None, err_msg=None,
+                                                 object=None))
+        time.sleep(5)

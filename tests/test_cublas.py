@@ -298,6 +298,9 @@ def test_info_claims_and_sources():
     _, i5 = cublas.gemm(A.astype(np.uint16), B.astype(np.uint16), device="h100", a_fmt="bf16",
                         out_fmt="bf16", splitk="auto", return_info=True)
     assert i5.split_source == "default S=1" and i5.claim == "modelled"
+    _, i6 = cublas.gemm(A, B, device="b200", a_fmt="fp8_e4m3", out_fmt="bf16", fast_accum=True,
+                        return_info=True)
+    assert i6.claim == "modelled" and any("no promotion" in s for s in i6.notes)
 
 
 def test_auto_without_mmaemu(monkeypatch):
@@ -371,6 +374,9 @@ def test_refusals():
     with pytest.raises(ValueError, match="must be bf16"):
         cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="bf16",
                          bias=np.zeros(16, np.uint16), bias_fmt="fp16")
+    with pytest.raises(ValueError, match="needs bias_fmt"):
+        cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="fp8_e4m3",
+                         bias=np.zeros(16, np.uint16))
     with pytest.raises(ValueError, match="bias: expected shape"):
         cublas.gemm(A, B, device="h100", a_fmt="fp8_e4m3", out_fmt="bf16",
                     bias=np.zeros(4, np.uint16), bias_fmt="bf16")
