@@ -161,6 +161,11 @@ def build_model(vocab, d, heads, layers, ctx, seed):
 # ---------------------------------------------------------------------------
 # fp8 and NVFP4 linear layers (the GEMMs on softfloat's matrix-unit models)
 # ---------------------------------------------------------------------------
+#: the claim level of the layers' GEMMs (softfloat.emulate's vocabulary)
+LAYER_CLAIM = ("modelled (the instruction validated against MMA-Sim 2.1.1; the chain along K "
+               "and the epilogue not checked on a GPU)")
+
+
 class GemmLog:
     """Calls of the modelled GEMMs (for the report) and, when ``probe`` is on, the
     relative errors of each GEMM kind (filled by the layers)."""
@@ -417,7 +422,8 @@ def train(name, corpus, cfg, seed=0, log_every=0):
                   flush=True)
     secs = time.perf_counter() - t0
     text, obj = reports[-1] if reports else (None, None)
-    gemms = {k: {"calls": v[0], "multiply_adds": v[1]} for k, v in log.calls.items()}
+    gemms = {k: {"calls": v[0], "multiply_adds": v[1], "claim": LAYER_CLAIM}
+             for k, v in log.calls.items()}
     errors = {k: {w: float(np.mean(v)) for w, v in e.items()} for k, e in log.errors.items()}
     return {"name": name, "device": device, "base_dtype": dtype,
             "emulated": bool(device is not None and have_emulate()),
@@ -437,10 +443,8 @@ def print_report(rec):
     if rec["report_text"]:
         print(rec["report_text"])
     for k, v in rec["modelled_gemms"].items():
-        claim = ("validated (matrix unit: MMA-Sim 2.1.1 instruction parity); epilogue modelled"
-                 if k.split(":")[0] else "")
         print(f"   layer GEMM {k}: {v['calls']} calls, {v['multiply_adds']:.3g} "
-              f"multiply-adds; {claim}")
+              f"multiply-adds; {v['claim']}")
     for k, e in rec["gemm_errors_last_step"].items():
         print(f"   {k} relative error (last step, norm-wise): accumulation "
               f"{e['accumulation']:.2e}, quantization + accumulation {e['total']:.2e}")
@@ -452,17 +456,24 @@ def _last(xs):
 
 
 def smooth(xs, w):
-    xs = np.array([np.nan if x is None else x for x in xs], float)
+    xs = _series(xs)
     if len(xs) < w or w < 2:
         return xs
     c = np.convolve(xs, np.ones(w) / w, mode="valid")
     return np.concatenate([np.full(w - 1, np.nan), c])
 
 
-PANELS = (("fp32 vs bf16 autocast on an H100", ("fp32", "bf16_h100")),
-          ("fp8 per-tensor scaling on an H100: fast accumulation vs promotion",
-           ("bf16_h100", "fp8_fast_h100", "fp8_promote_h100")),
-          ("NVFP4 on a B200", ("bf16_h100", "nvfp4_b200")))
+#: (title, reference run or None, runs): the first panel draws the losses, the
+#: others each run's loss minus the reference's (same batches: paired differences)
+PANELS = (("every run: cross-entropy", None, RUNS),
+          ("bf16 autocast on an H100, minus fp32", "fp32", ("bf16_h100",)),
+          ("fp8 on an H100 minus bf16: fast accumulation vs promotion", "bf16_h100",
+           ("fp8_fast_h100", "fp8_promote_h100")),
+          ("NVFP4 on a B200 minus bf16 on an H100", "bf16_h100", ("nvfp4_b200",)))
+
+
+def _series(xs):
+    return np.array([np.nan if x is None else x for x in xs], float)
 
 
 def plot(recs, path, steps):
@@ -472,39 +483,34 @@ def plot(recs, path, steps):
     by = {r["name"]: r for r in recs}
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     w = max(1, steps // 20)
-    for ax, (title, names) in zip(axes.flat, PANELS):
+    for ax, (title, ref, names) in zip(axes.flat, PANELS):
+        rr = by.get(ref) if ref else None
         for n in names:
-            if n not in by:
+            if n not in by or (ref and rr is None):
                 continue
             r = by[n]
-            ln, = ax.plot(np.arange(1, len(r["losses"]) + 1), smooth(r["losses"], w), lw=1.2,
-                          label=f"{n} (training, mean of {w})")
-            if r["validation"]:
-                v = np.array(r["validation"])
-                ax.plot(v[:, 0], v[:, 1], "o--", color=ln.get_color(), ms=3,
-                        label=f"{n} (validation)")
+            y = _series(r["losses"])
+            if rr is not None:
+                y0 = _series(rr["losses"])
+                m = min(len(y), len(y0))
+                y = y[:m] - y0[:m]
+            ln, = ax.plot(np.arange(1, len(y) + 1), smooth(y, w), lw=1.2,
+                          label=f"{n}: training (mean of {w} steps)")
+            v = dict((int(s), x) for s, x in r["validation"])
+            if rr is not None:
+                v0 = dict((int(s), x) for s, x in rr["validation"])
+                v = {s: x - v0[s] for s, x in v.items() if s in v0}
+            if v:
+                ax.plot(list(v), list(v.values()), "o--", color=ln.get_color(), ms=4,
+                        label=f"{n}: validation")
+        if ref:
+            ax.axhline(0, color="k", lw=0.8)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("step")
-        ax.set_ylabel("cross-entropy (nats/char)")
-        ax.legend(fontsize=7)
+        ax.set_ylabel("nats/char" + (f" (minus {ref}'s)" if ref else ""))
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    ax = axes.flat[3]
-    ref = by.get("fp32")
-    if ref and ref["validation"]:
-        rv = dict((int(s), v) for s, v in ref["validation"])
-        for r in recs:
-            if r["name"] == "fp32" or not r["validation"]:
-                continue
-            pts = [(s, v - rv[int(s)]) for s, v in r["validation"] if int(s) in rv]
-            if pts:
-                p = np.array(pts)
-                ax.plot(p[:, 0], p[:, 1], "o-", ms=3, label=r["name"])
-        ax.axhline(0, color="k", lw=0.8)
-    ax.set_title("validation loss minus fp32's", fontsize=10)
-    ax.set_xlabel("step")
-    ax.set_ylabel("nats/char")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,6 +1,10 @@
 """nn: a small autograd MLP over NumPy whose every rounding can be simulated by
 `softfloat`, to show fp32 master weights, loss scaling and fp32 accumulation,
-each against its absence (``python -m nn.experiments``)."""
+each against its absence (``python -m nn.experiments``).
+
+``nn.train`` is the module of `train_step`, `evaluate` and `make_scaler` (exported
+here); a training run is a loop of `train_step` calls (``nn.experiments.run``).
+``evaluate(model, policy, x, y)`` takes the precision policy second."""
 from .engine import Tensor, cross_entropy, mse_loss
 from .layers import MLP, Linear, Module
 from .optim import SGD, Adam, Optimizer

@@ -49,6 +49,14 @@ import numpy as np
 
 from . import _validate as V
 from .formats import get_format
+from .specialize import all_ones_nan_bits, default_nan_bits
+
+
+def _canonical_nan(fmt) -> int:
+    """The NaN cuBLAS writes: every bit but the sign set (OCP e4m3's only NaN is that
+    pattern too, its format's default NaN)."""
+    f = get_format(fmt)
+    return all_ones_nan_bits(f) if f.kind == "ieee" else default_nan_bits(f)
 
 __all__ = ["gemm", "scaled_mm", "GemmInfo", "CLAIMS", "SPLIT_ORDERS", "DEVICES"]
 
@@ -70,8 +78,6 @@ _FP8 = ("fp8_e4m3", "fp8_e5m2")
 _FP8_MAX = {"fp8_e4m3": 448.0, "fp8_e5m2": 57344.0}
 _OUT_FMTS = ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2")
 _IN_FMTS = ("fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
-_CANON_NAN = {"fp32": 0x7FFFFFFF, "bf16": 0x7FFF, "fp16": 0x7FFF, "fp8_e4m3": 0x7F,
-              "fp8_e5m2": 0x7F}
 _MMAEMU_OUT = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16",
                "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 _PROMOTE = 128          # products per chain without fast accumulation (fp8)
@@ -131,10 +137,13 @@ def _fmt(name, what, allowed):
 
 def _unit(arch, fa, fb):
     """The matrix unit (fp32 accumulator) for fa x fb operands, or None for the
-    binary32 FMA path."""
+    binary32 FMA path (float32 operands on NVIDIA GPUs)."""
     from .mma import tensor_core
-    if fa == "fp32":
-        return None
+    if fa == "fp32" or fb == "fp32":
+        try:                                    # AMD's fp32 matrix instructions
+            return tensor_core(arch, "fp32", "fp32")
+        except ValueError:
+            return None                         # NVIDIA: the SIMT FMA chain
     if fa in _FP8 or fb in _FP8:
         if (fa in _FP8) != (fb in _FP8):
             raise ValueError(f"operand formats {fa} x {fb}: fp8 operands pair with fp8 only")
@@ -183,7 +192,8 @@ def _plan(K, S, order, restart):
             if lo >= hi:
                 splits.append([])
             elif restart:
-                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE)) for k0 in range(lo, hi, _PROMOTE)])
+                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE))
+                               for k0 in range(lo, hi, _PROMOTE)])
             else:
                 splits.append([np.arange(lo, hi)])
         return splits
@@ -305,7 +315,7 @@ def _to_out(y, out_fmt):
             y = np.where(nan, y, np.clip(y, -mx, mx)).astype(np.float32)
         bits = to_bits(y, out_fmt, **_RNE)
     if nan.any():
-        bits[nan] = _CANON_NAN[out_fmt]
+        bits[nan] = _canonical_nan(out_fmt)
     return bits
 
 
@@ -476,6 +486,8 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
                              f"(with leading axes {batch})") from None
     elif c_fmt is not None:
         raise ValueError("c_fmt given without c")
+    elif be != 0:
+        raise ValueError(f"beta = {beta} needs c (beta * c is added in the epilogue)")
     if bias is not None:
         if bias_fmt is None:
             raise ValueError("bias needs bias_fmt ('fp32', 'bf16' or 'fp16')")
@@ -556,27 +568,31 @@ def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source
     scaled_semantics = not (rowwise or has_bias or has_c or alpha != np.float32(1))
     if fp8 and profile is not None and scaled_semantics:
         split_ok = S == 1 if dec is None else bool(dec.verified)
+        why = f"split (S={S}, {order}) was never replayed on the {_PLATFORM_NAME[profile]} " \
+              f"(mmaemu's verified combinations)"
         if S > 1 and dec is None:
             try:
                 split_ok = bool(_mmaemu_split(profile, *mnk, fa, fb, fo, fast, (S, order)).verified)
             except ImportError:
-                notes.append(f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split "
-                             f"was replayed on the hardware is not known")
-            except ValueError as e:
-                notes.append(f"split (S={S}, {order}): not a layout of this device's kernels "
-                             f"({e})")
+                why = (f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split was "
+                       f"replayed on the hardware is not known")
         if not split_ok:
-            notes.append(f"split (S={S}, {order}) was never replayed on the "
-                         f"{_PLATFORM_NAME[profile]} (mmaemu's verified combinations)")
+            notes.append(why)
         else:
             claim = "validated"
             by = (f"mmaemu 0.1.0 reference model (recordings of the {_PLATFORM_NAME[profile]}): "
                   f"parity tests; MMA-Sim 2.1.1 instruction parity")
     elif fp8 and profile is not None:
-        notes.append("bias, C, alpha != 1 or row-wise scales: the epilogue is modelled")
-    elif fp8 and arch in ("hopper", "ada"):
-        notes.append(f"the same kernels as the recorded {'H100 PCIe' if arch == 'hopper' else 'RTX 4060'}"
-                     f" are assumed; not recorded on {dev_name}")
+        notes.append("row-wise scales: torch runs them through CUTLASS kernels, modelled here "
+                     "as cuBLASLt's chain and epilogue" if rowwise else
+                     "bias, C or alpha != 1: the epilogue is modelled")
+    if fp8 and arch not in ("hopper", "ada"):
+        notes.append(f"no promotion is modelled on {arch}: fast_accum changes nothing, the "
+                     f"instruction is chained along each split")
+    elif fp8 and profile is None:
+        rec = "H100 PCIe" if arch == "hopper" else "RTX 4060"
+        notes.append(f"the same kernels as the recorded {rec} are assumed; not recorded on "
+                     f"{dev_name}")
     return GemmInfo(instruction=ins, splitk=(S, order), split_source=source, claim=claim,
                     validated_by=by, device=dev_name, arch=arch, accumulation=acc,
                     notes=tuple(notes))
@@ -595,6 +611,9 @@ def scaled_mm(a8, b8, scale_a, scale_b, *, device, out_fmt, a_fmt="fp8_e4m3", b_
     if fa == fb == "fp8_e5m2":
         raise ValueError("torch._scaled_mm: multiplication of two e5m2 matrices is not supported")
     if bias is not None:
+        if bias_fmt is None and fo not in ("bf16", "fp16"):
+            raise ValueError(f"torch._scaled_mm: a bias with a {fo} output needs bias_fmt "
+                             f"('bf16' or 'fp16')")
         bf = fo if bias_fmt is None else _fmt(bias_fmt, "bias_fmt", ("bf16", "fp16"))
         if fo == "fp32":
             raise ValueError("torch._scaled_mm: bias is not supported with an fp32 output")

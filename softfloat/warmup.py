@@ -5,13 +5,14 @@ Every kernel compiles on its first call and is then kept in the cache (see
 command makes those first calls now, through the public functions, on tiny
 arrays:
 
-* the common set (default): what the README's tour and the ``nn`` experiments
-  call: float64/float32 -> fp16, bf16, fp8 and back, in any rounding mode (the
-  mode is a run-time argument of each kernel); + - * / and sqrt of fp16/bf16 (one
-  kernel per mode: nearest-even and one other mode each), fma of fp16;
+* the common set (default): what the README's tour, docs/verify.md's first
+  example and the ``nn`` experiments call: float64/float32 -> fp16, bf16, fp8 and
+  back, in any rounding mode (the mode is a run-time argument of each kernel);
+  + - * / and sqrt of fp16/bf16 (one kernel per mode: nearest-even and one other
+  mode each), fma of fp16 and bf16; the tour's ``sf.array`` line; ``sf.verify``
+  with its diagnosis;
   sum and matmul of fp16/bf16 with float32 or narrow accumulation; the torch CPU
-  models (``platform="torch_cpu"``); ``sf.verify`` with its diagnosis as
-  docs/verify.md calls it;
+  models (``platform="torch_cpu"``);
 * ``--all``: every kernel and signature the library dispatches to (every host
   dtype and storage dtype, every operation, fp16/bf16 arithmetic in every mode,
   every accumulation model), and the
@@ -69,8 +70,12 @@ def _common():
         t.append((f"add/sub/mul/div {fmt}", lambda e=e, fmt=fmt: (
             sf.add(e, e[::-1], fmt), sf.sub(e, e, fmt), sf.mul(e, e, fmt),
             sf.div(e, e[::-1], fmt))))
-    t.append(("sqrt fp16", lambda: sf.sqrt(h, "fp16")))
-    t.append(("fma fp16", lambda: sf.fma(h, h, h, "fp16")))
+    # sqrt and fma of both formats (the README tour's first sf.array line takes a
+    # bf16 square root)
+    t.append(("sqrt fp16/bf16", lambda: (sf.sqrt(h, "fp16"), sf.sqrt(b, "bf16"))))
+    t.append(("fma fp16/bf16", lambda: (sf.fma(h, h, h, "fp16"), sf.fma(b, b, b, "bf16"))))
+    # the README tour's low-precision array (ufuncs with scalars, its repr)
+    t.append(("sf.array bf16 (the README tour)", _tour_array))
     # fp16/bf16 + - * / sqrt fma have one kernel per rounding mode
     # (softfloat._kernels.eft.kernel): the common set compiles one other mode of
     # each (the README's upward add among them), --all every mode
@@ -79,8 +84,10 @@ def _common():
             _eft_call(sf, op, e, fmt, mode) for op, mode in _DIRECTED.items()]))
     A = np.linspace(0.0, 1.0, 12).reshape(3, 4).astype(np.float16).view(np.uint16)
     B = np.linspace(-1.0, 1.0, 8).reshape(4, 2).astype(np.float16).view(np.uint16)
+    ones = np.full(5000, 0x3C00, np.uint16)          # finite data: the tour's sums
     t.append(("sum fp16 (fp16 and fp32 accumulation)", lambda: (
-        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"))))
+        sf.sum(h[:4], "fp16"), sf.sum(h[:4], "fp16", acc="fp32"),
+        sf.sum(ones, "fp16"), sf.sum(ones, "fp16", acc="fp32"))))
     t.append(("matmul fp16 (fp32 and fp16 accumulation)", lambda: (
         sf.matmul(A, B, "fp16", acc="fp32"), sf.matmul(A, B, "fp16"))))
     # what the README's tour, the examples and nn.experiments call beyond the above
@@ -146,6 +153,13 @@ def _verify():
             return (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
     sf.verify(my_mul, "mul", "fp16", space="level1", progress=False)
     sf.verify(np_add, "add", "fp16", space="level1", progress=False)
+
+
+def _tour_array():
+    """The README tour's first low-precision array line, printed."""
+    import softfloat as sf
+    x = sf.array(np.linspace(0, 1, 5), "bf16")
+    return repr(np.sqrt(x * x + 1.0))
 
 
 def _block_scaled_units():

@@ -83,7 +83,7 @@ def test_epilogue_against_exact_rationals(out_fmt):
     """K = 1 bf16 GEMMs on Hopper: the accumulator is the exact product, so every
     output is the epilogue's (alpha, beta C, bias, the output conversion)."""
     rng = np.random.default_rng(len(out_fmt))
-    m, n = 6, 16
+    m, n = 4, 16
     a = sf.to_bits(random_values(rng, (m, 1), -40, 40), "bf16")
     b = sf.to_bits(random_values(rng, (1, n), -40, 40), "bf16")
     av, bv = sf.from_bits(a, "bf16"), sf.from_bits(b, "bf16")
@@ -92,19 +92,20 @@ def test_epilogue_against_exact_rationals(out_fmt):
                         (1e-30, 2.0 ** -100)):
         for c_fmt, bias_fmt in ((None, None), ("fp32", "bf16"), ("bf16", None), ("fp16", "fp32")):
             c = bias = None
+            b_ = beta if c_fmt else 0.0                # beta needs c
             if c_fmt:
                 c = sf.to_bits(random_values(rng, (m, n), -60, 60)
                                if c_fmt != "fp16" else random_values(rng, (m, n), -20, 12), c_fmt)
             if bias_fmt:
                 bias = sf.to_bits(random_values(rng, (n,), -30, 30), bias_fmt)
             got = cublas.gemm(a, b, device="h100", a_fmt="bf16", out_fmt=out_fmt, c=c,
-                              c_fmt=c_fmt, alpha=alpha, beta=beta, bias=bias, bias_fmt=bias_fmt)
+                              c_fmt=c_fmt, alpha=alpha, beta=b_, bias=bias, bias_fmt=bias_fmt)
             cv = None if c is None else sf.from_bits(c, c_fmt)
             biv = None if bias is None else sf.from_bits(bias, bias_fmt)
             for i in range(m):
                 for j in range(n):
                     p = float(av[i, 0] * bv[0, j])
-                    want = epilogue_oracle(p if p else 0.0, alpha, beta,      # zero sums are +0
+                    want = epilogue_oracle(p if p else 0.0, alpha, b_,        # zero sums are +0
                                            None if cv is None else float(cv[i, j]),
                                            None if biv is None else float(biv[j]),
                                            None, None, out_fmt)
@@ -191,7 +192,8 @@ def interleaved_oracle(unit, A, B, S, pairwise):
 
 @pytest.mark.parametrize("device,fmt", [("h100", "bf16"), ("h100", "fp16"), ("a100", "bf16"),
                                         ("a100", "fp16"), ("h100", "tf32"), ("a100", "fp32tf32"),
-                                        ("rtx4060", "bf16"), ("b200", "bf16")])
+                                        ("rtx4060", "bf16"), ("b200", "bf16"),
+                                        ("mi300x", "bf16"), ("mi300x", "fp32")])
 def test_dense_gemms_against_the_chained_matrix_unit(device, fmt):
     rng = np.random.default_rng(sum(map(ord, device + fmt)))
     if fmt == "fp32tf32":
@@ -296,6 +298,9 @@ def test_info_claims_and_sources():
     _, i5 = cublas.gemm(A.astype(np.uint16), B.astype(np.uint16), device="h100", a_fmt="bf16",
                         out_fmt="bf16", splitk="auto", return_info=True)
     assert i5.split_source == "default S=1" and i5.claim == "modelled"
+    _, i6 = cublas.gemm(A, B, device="b200", a_fmt="fp8_e4m3", out_fmt="bf16", fast_accum=True,
+                        return_info=True)
+    assert i6.claim == "modelled" and any("no promotion" in s for s in i6.notes)
 
 
 def test_auto_without_mmaemu(monkeypatch):
@@ -308,6 +313,9 @@ def test_auto_without_mmaemu(monkeypatch):
     assert info.split_source == "default S=1" and info.splitk == (1, "none")
     assert any("not installed" in s for s in info.notes)
     assert np.all(out.view(np.float32) == 128.0)
+    _, info = cublas.scaled_mm(A, B, np.float32(1), np.float32(1), device="rtx4060",
+                               out_fmt="fp32", splitk=(2, "serial"), return_info=True)
+    assert info.claim == "modelled" and any("not installed" in s for s in info.notes)
 
 
 def test_auto_uses_recorded_split():
@@ -366,9 +374,14 @@ def test_refusals():
     with pytest.raises(ValueError, match="must be bf16"):
         cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="bf16",
                          bias=np.zeros(16, np.uint16), bias_fmt="fp16")
+    with pytest.raises(ValueError, match="needs bias_fmt"):
+        cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="fp8_e4m3",
+                         bias=np.zeros(16, np.uint16))
     with pytest.raises(ValueError, match="bias: expected shape"):
         cublas.gemm(A, B, device="h100", a_fmt="fp8_e4m3", out_fmt="bf16",
                     bias=np.zeros(4, np.uint16), bias_fmt="bf16")
+    with pytest.raises(ValueError, match="needs c"):
+        cublas.gemm(A, B, device="h100", a_fmt="fp8_e4m3", out_fmt="bf16", beta=0.5)
     with pytest.raises(ValueError, match="c needs c_fmt"):
         cublas.gemm(A, B, device="h100", a_fmt="fp8_e4m3", out_fmt="bf16",
                     c=np.zeros((4, 16), np.uint16), beta=1.0)

@@ -184,7 +184,10 @@ def check_auto(rng, device, row, kind, scales):
 @pytest.mark.parametrize("device", sorted(DEVICES))
 def test_auto_split_from_recorded_tables(device):
     rng = np.random.default_rng(11 if device == "rtx4060" else 12)
-    rows = table_rows(device, 14, 5) + table_rows(device, 2, 6, split_only=False)
+    work = {"h100_pcie": 1 << 24, "rtx4060": 1 << 22}[device]   # the H100 splits from 2^22.5
+    n_split = {"h100_pcie": 4, "rtx4060": 14}[device]
+    rows = table_rows(device, n_split, 5, work) + \
+        table_rows(device, 2, 6, work, split_only=False)
     total = 0
     for i, row in enumerate(rows):
         total += check_auto(rng, device, row, KINDS[i % len(KINDS)], SCALES[i % len(SCALES)])
@@ -229,7 +232,7 @@ def test_scaled_mm_parity_slow(device, fast, split_mode):
 @pytest.mark.parametrize("device", sorted(DEVICES))
 def test_auto_split_from_recorded_tables_slow(device):
     rng = np.random.default_rng(21)
-    rows = table_rows(device, 300, 7, max_work=1 << 24) + \
-        table_rows(device, 40, 8, max_work=1 << 24, split_only=False)
+    work = {"h100_pcie": 1 << 26, "rtx4060": 1 << 24}[device]
+    rows = table_rows(device, 300, 7, work) + table_rows(device, 40, 8, work, split_only=False)
     for i, row in enumerate(rows):
         check_auto(rng, device, row, KINDS[i % len(KINDS)], SCALES[i % len(SCALES)])

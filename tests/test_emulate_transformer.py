@@ -138,3 +138,40 @@ def test_plot(tmp_path):
     path = tmp_path / "p.png"
     ET.plot(recs, str(path), 3)
     assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_fp8_layer_is_scaled_mm_under_the_mode(fast):
+    """The layer's forward GEMM (softfloat.mx_gemm and its own epilogue) gives the
+    bits of torch._scaled_mm under sf.emulate("h100") on the same codes and
+    inverse scales (softfloat.cublas): K = 512 crosses the promotion interval."""
+    import softfloat as sf
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((16, 512)) * np.exp2(rng.integers(-6, 6, (16, 512)))).astype(
+        np.float32)
+    w = rng.standard_normal((32, 512)).astype(np.float32)
+    model = "hopper_fp8_fast" if fast else "hopper_fp8_promote128"
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = ET.make_lowp_linear("fp8", ET.GemmLog(), model=model)(
+            torch.from_numpy(x), torch.from_numpy(w), None)
+    assert y.dtype == torch.bfloat16
+    qx, sx = ET.fp8_scaling.quantize_per_tensor(x, "fp8_e4m3")
+    qw, sw = ET.fp8_scaling.quantize_per_tensor(w, "fp8_e4m3")
+    inv = [torch.tensor(np.float32(1) / np.float32(s)) for s in (sx, sw)]
+    a = torch.from_numpy(qx).view(torch.float8_e4m3fn)
+    b = torch.from_numpy(qw).view(torch.float8_e4m3fn).t()
+    with sf.emulate("h100") as run:
+        ref = torch._scaled_mm(a, b, inv[0], inv[1], out_dtype=torch.bfloat16,
+                               use_fast_accum=fast)
+    assert run.report().calls("aten._scaled_mm") == 1
+    assert torch.equal(y.view(torch.int16), ref.view(torch.int16))
+
+
+def test_benchmark_refuses_bad_arguments(capsys):
+    """benchmarks/bench_emulate.py: a bad argument or device is one line, status 2."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import bench_emulate as BE
+    assert BE.main(["--threads", "0"]) == 2
+    assert BE.main(["--device", "no_such_gpu", "--no-first-call"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)

@@ -25,7 +25,7 @@ from softfloat.mma.model import OUTPUT_ROUNDINGS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-_CODES = {"RNE", "RNA", "RTZ", "RUP", "RDN", "RTO", "RSR"}
+_CODES = {"RNE", "RNA", "RTZ", "RUP", "RDN", "RTO", "RSR", "RSR_A", "RSR_B", "RSR_C", "RSR_ADD"}
 _ENUM = {"NEAREST_EVEN", "NEAREST_AWAY", "TOWARD_ZERO", "UPWARD", "DOWNWARD", "ODD",
          "STOCHASTIC"}
 NAN_PATTERNS = {0x7E00, 0xFE00, 0x7FC0, 0xFFC0, 0x7FFF, 0x7FC00000, 0xFFC00000,
@@ -95,13 +95,19 @@ MODE_READS = {
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
     "softfloat/mx.py": {"_prepare": _DISPATCH},
+    "softfloat/_kernels/sr_schemes.py": {
+        "is_sr_code": "round_pack's helper: which codes round stochastically",
+        "scheme_round_up": "round_pack's step 3 for the explicit-bit schemes"},
+    "softfloat/stochastic.py": {"_setup": _DISPATCH},
+    "softfloat/verify/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
+                                                            "against (a name, not a rounding)"},
     "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
                                    for f in ("run_shard", "run_sweep")},
     "softfloat/testfloat/options.py": {"Options.__post_init__": "TestFloat's mode options"},
     "softfloat/testfloat/verify.py": {"_classify": "TestFloat's report per mode"},
-    "softfloat/verify/engine.py": {"verify": "refuses stochastic rounding (no single right answer)"},
+    "softfloat/verify/engine.py": {"verify": "stochastic rounding: handed to verify/stochastic.py"},
     "softfloat/sweep_oracles/__init__.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
@@ -135,6 +141,8 @@ NAN_LITERALS = {
         "quantize_per_tensor": "the scale kernel's NaN, passed in (to go through specialize)"},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
+    "softfloat/sr_vendor.py": {"_ptx_pair": "PTX's canonical NaN of .f16/.bf16 results: the "
+                                            "instruction's own constant (PTX ISA, cvt)"},
 }
 
 

@@ -13,11 +13,12 @@ import numbers
 import numpy as np
 import torch
 
+from ..specialize import all_ones_nan_bits
 from ..platforms import get_platform, platform_convert, platform_op
 from .encode import FORMATS, LOW, fmt_of, from_bits, to_bits
 
 CUDA = get_platform("torch_cuda")
-_FP32_NAN = torch.tensor(0x7FFFFFFF, dtype=torch.int32).view(torch.float32)
+_FP32_NAN = torch.tensor(all_ones_nan_bits("fp32"), dtype=torch.int32).view(torch.float32)
 
 ONE_ROUNDING = "torch_cuda: float32 opmath, rounded once"
 

@@ -37,7 +37,8 @@ class Report:
     def __init__(self, device: str, rows, settings=None):
         self.device = device
         self.rows = sorted(rows, key=lambda r: (CLAIMS.index(r.claim), r.op, r.dtype))
-        self.settings = dict(settings or {})
+        # as JSON gives them back (a tuple is a list), so that a report equals its round trip
+        self.settings = json.loads(json.dumps(dict(settings or {})))
 
     # ---- queries ---------------------------------------------------------
     def calls(self, op=None, claim=None, dtype=None) -> int:

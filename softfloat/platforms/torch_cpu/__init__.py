@@ -87,9 +87,9 @@ with `softfloat.model_hook` (which imports it by name on first use), so
 same public names.
 """
 from .cascade import TORCH_CPU_WIDTHS
-from .hostprobe import host_probe, probe_shapes
+from .hostprobe import host_probe, matmul_claimed, probe_shapes
 from .matmul import (MKLDNN_MIN_SIZE, ONEDNN_MAX_K, host_has_amx_bf16, host_has_fp16_gemm,
-                     matmul_claimed, matmul_path, onednn_fp16_k_block, onednn_k_block,
+                     matmul_path, onednn_fp16_k_block, onednn_k_block,
                      torch_cpu_matmul)
 from .orders import cascade_order
 from .reductions import GRAIN_SIZE, torch_cpu_cumsum, torch_cpu_mean, torch_cpu_sum

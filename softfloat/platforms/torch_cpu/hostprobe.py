@@ -17,6 +17,7 @@ import numpy as np
 
 from ...conversions import to_bits
 from ...formats import get_format
+from .matmul import ONEDNN_MAX_K, matmul_path, torch_cpu_matmul
 
 #: the shapes (m, k, n) the probe runs; each falls in one (path, k range) on a host
 CANDIDATES = ((2, 1, 2), (4, 7, 4), (16, 16, 16), (9, 129, 3), (5, 70, 6),
@@ -35,7 +36,6 @@ def regime(m: int, k: int, n: int, fmt) -> tuple | None:
     `matmul_path` orders follows the layout; all layouts are probed), the oneDNN
     paths by k range (``"k<=512"``, ``"512<k<=1024"``, ``"1024<k<=4096"``); None
     past `ONEDNN_MAX_K` on oneDNN (its chunking there is not modelled)."""
-    from .matmul import ONEDNN_MAX_K, matmul_path
     path = matmul_path(m, k, n, fmt)
     if not path.startswith("onednn"):
         return ("cpublas", "any")
@@ -57,7 +57,6 @@ def _values(rng, f, n):
 
 
 def _compare(torch, f, shape, rng, threads) -> bool:
-    from .matmul import torch_cpu_matmul
     m, k, n = shape
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[f.name]
 
@@ -125,3 +124,19 @@ def host_probe(refresh: bool = False) -> dict:
         torch.set_num_threads(keep)
     _RESULTS = out
     return dict(out)
+
+
+def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
+    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU:
+    m, n >= 2, the oneDNN paths only up to k = `ONEDNN_MAX_K`, and only where
+    torch on this CPU matched the model on the probe shapes of the same path and k
+    range (`host_probe`, run once per process: every layout, 1 and 2 threads and
+    torch's thread count). A path this CPU takes differently (oneDNN's half path
+    on avx512_fp16, its bfloat16 path on AMX tiles) is thereby not claimed unless
+    the probe confirms it; without torch nothing is claimed."""
+    if m < 2 or n < 2:
+        return False
+    key = regime(m, k, n, fmt)
+    if key is None:
+        return False
+    return bool(host_probe().get((get_format(fmt).name,) + key, False))

@@ -240,23 +240,6 @@ def onednn_fp16_k_block(k: int, a_kmajor: bool = False) -> int:
 ONEDNN_MAX_K = 4096
 
 
-def matmul_claimed(m: int, k: int, n: int, fmt) -> bool:
-    """Whether `torch_cpu_matmul` is claimed bit-exact for this shape on this CPU:
-    m, n >= 2, the oneDNN paths only up to k = `ONEDNN_MAX_K`, and only where
-    torch on this CPU matched the model on the probe shapes of the same path and k
-    range (`host_probe`, run once per process: every layout, 1 and 2 threads and
-    torch's thread count). A path this CPU takes differently (oneDNN's half path
-    on avx512_fp16, its bfloat16 path on AMX tiles) is thereby not claimed unless
-    the probe confirms it; without torch nothing is claimed."""
-    from .hostprobe import host_probe, regime
-    if m < 2 or n < 2:
-        return False
-    key = regime(m, k, n, fmt)
-    if key is None:
-        return False
-    return bool(host_probe().get((get_format(fmt).name,) + key, False))
-
-
 def torch_cpu_matmul(a, b, fmt, *, bias=None):
     """torch.mm(a, b) (and ``torch.nn.functional.linear(x, w, bias)`` as
     ``a = x``, ``b = w.T`` -- pass the transposed view: the kernel depends on
