@@ -27,6 +27,7 @@ from .model_hook import register_model  # noqa: F401
 from . import encodings as _encodings
 from .encodings import Fields, explain, fields  # noqa: F401  (an encoding, readable)
 from . import mx, mx_gemm, cublas  # noqa: F401,E402  (block formats, fp8 GEMMs, cuBLAS GEMMs)
+from . import p3109  # noqa: F401,E402  (IEEE P3109 operations)
 
 __version__ = "0.1.0"
 

@@ -211,8 +211,11 @@ def _binary(op, a, b, f, res, return_flags):
 def _binary_one(op, a, b, f, res, return_flags):
     pol, key = _setup(f, res)
     use_eft = op in _FAST_OPS and _eft_ok(f, res, pol)
-    fast = (op in _FAST_OPS and f.kind == "ieee" and res.rounding != Rounding.STOCHASTIC
-            and res.fast_paths)
+    # (signed P3109 formats with P >= 2 too: their normal codes are IEEE's; pass 2
+    # takes every special, subnormal, zero, overflow and top-exponent element)
+    fast = (op in _FAST_OPS and (f.kind == "ieee" or (f.kind in ("p3109se", "p3109sf")
+                                                      and f.mbits >= 1))
+            and res.rounding != Rounding.STOCHASTIC and res.fast_paths)
     kdt = _kdtype(f) if fast else _validate.KERNEL_BITS
     shape, ((fa, ma), (fb, mb)) = _operands((a, b), f, ("a", "b"), kdt)
     n = int(np.prod(shape, dtype=np.int64))
@@ -319,9 +322,11 @@ _POLICY_DOC = """
 """
 
 
-def _pols(subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng, policy):
+def _pols(subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng, policy,
+          saturation=None):
     return dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng, policy=policy)
+                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng, policy=policy,
+                saturation=saturation)
 
 
 # ---------------------------------------------------------------------------
@@ -329,81 +334,81 @@ def _pols(subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng, pol
 # ---------------------------------------------------------------------------
 def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        policy=None, random_bits=None, random_nbits=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("add", (a, b), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     return _binary(kernels.OP_ADD, a, b, f, res, return_flags)
 
 
 def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        policy=None, random_bits=None, random_nbits=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("sub", (a, b), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     return _binary(kernels.OP_SUB, a, b, f, res, return_flags)
 
 
 def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        policy=None, random_bits=None, random_nbits=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("mul", (a, b), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     return _binary(kernels.OP_MUL, a, b, f, res, return_flags)
 
 
 def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        policy=None, random_bits=None, random_nbits=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("div", (a, b), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     return _binary(kernels.OP_DIV, a, b, f, res, return_flags)
 
 
 def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        policy=None, random_bits=None, random_nbits=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("fma", (a, b, c), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     r = _blocked(lambda x, y, z: _fma(x, y, z, f, res, return_flags), (a, b, c), f, res,
                  return_flags) if np.size(a) > 2 * _validate.BLOCK else None
     if r is not None:
@@ -447,17 +452,17 @@ def _fma(a, b, c, f, res, return_flags):
 
 def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
          overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-         policy=None, random_bits=None, random_nbits=None):
+         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
     if _sr.wanted(rounding, random_bits, random_nbits):
         return _sr.arith("sqrt", (a,), fmt, rounding, random_bits=random_bits,
                          random_nbits=random_nbits, return_flags=return_flags, **_pols(
                              subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy))
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng)
+                     seed=seed, rng=rng, saturation=saturation)
     return _unary(kernels.OP_SQRT, a, f, res, return_flags)
 
 
@@ -470,8 +475,9 @@ for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),
 # sign operations (bit operations: no flags, NaNs untouched)
 # ---------------------------------------------------------------------------
 def _fnuz_fixed(x, r, f):
-    """fnuz has no -0 and its NaN is the -0 pattern: zero and NaN stay as they are."""
-    if f.kind == "fnuz":
+    """fnuz has no -0 and its NaN is the -0 pattern: zero and NaN stay as they are
+    (signed P3109 formats too)."""
+    if f.kind in ("fnuz", "p3109se", "p3109sf"):
         keep = (x & (f.sign_mask - 1)) == 0
         r = np.where(keep, x, r).astype(f.dtype)
     return r
@@ -489,8 +495,10 @@ def neg(a, fmt, *, return_flags=False):
     f = _validate.target_format(fmt)
     x = _validate.as_bits(a, f, "a")
     if not f.has_sign:
-        return _signop_result(np.full(x.shape, specialize.fresh_nan_bits(f), f.dtype),
-                              return_flags)
+        r = np.full(x.shape, specialize.fresh_nan_bits(f), f.dtype)
+        if f.has_zero:                  # unsigned P3109: -0 is 0
+            r = np.where(x == 0, x, r).astype(f.dtype)
+        return _signop_result(r, return_flags)
     r = _fnuz_fixed(x, (x ^ f.dtype.type(f.sign_mask)).astype(f.dtype), f)
     return _signop_result(r, return_flags)
 
@@ -581,6 +589,7 @@ maximum_number = _make_minmax("maximum_number", kernels.OP_MAXNUM,
 # ---------------------------------------------------------------------------
 def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
                       subnormals=None, daz=None, nan=None, sr_bits=None, seed=None, rng=None,
+                      saturation=None,
                       policy=None):
     """Round to an integral value of the format in the mode (IEEE roundToIntegral;
     with ``exact=True`` roundToIntegralExact, which raises inexact when the value
@@ -588,7 +597,8 @@ def round_to_integral(a, fmt, rounding=None, *, exact=False, return_flags=False,
     Wraps `softfloat._kernels.arith.unary_array` (OP_RINT / OP_RINTX)."""
     op = kernels.OP_RINTX if _check_bool(exact, "exact") else kernels.OP_RINT
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, daz=daz, nan=nan,
-                     sr_bits=sr_bits, seed=seed, rng=rng)
+                     sr_bits=sr_bits, seed=seed, rng=rng,
+                     saturation=saturation)
     return _unary(op, a, f, res, return_flags)
 
 
@@ -629,7 +639,8 @@ _INT_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dty
 
 
 def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
-             overflow=None, tininess=None, sr_bits=None, seed=None, rng=None, policy=None):
+             overflow=None, tininess=None, sr_bits=None, seed=None, rng=None,
+             saturation=None, policy=None):
     """Signed integers (int8/16/32/64 arrays, or Python ints) -> encodings of
     ``fmt``, correctly rounded (overflow per the overflow policy). Unsigned arrays
     are refused (they look like encodings): cast them to a signed type first.
@@ -647,7 +658,8 @@ def from_int(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
                             f"{arr.dtype}" + ("; cast unsigned integers explicitly, e.g. "
                                               ".astype(np.int64)" if arr.dtype.kind == "u" else ""))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, overflow=overflow,
-                     tininess=tininess, sr_bits=sr_bits, seed=seed, rng=rng)
+                     tininess=tininess, sr_bits=sr_bits, seed=seed, rng=rng,
+                     saturation=saturation)
     pol, key = _setup(f, res)
     src = _validate.writable(_validate.flat(arr.astype(np.int64, copy=False)))
     out = np.empty(src.size, _validate.KERNEL_BITS)

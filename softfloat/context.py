@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _validate
 from . import config
-from ._kernels.codes import OVF_IEEE, OVF_NAN, OVF_SATURATE
+from ._kernels.codes import (OVF_IEEE, OVF_NAN, OVF_SATURATE, SAT_FINITE, SAT_NONE,
+                            SAT_PROPAGATE)
 from .flags import Flags
 from .formats import Format
 from .rounding import Rounding, get_rounding
@@ -28,6 +29,8 @@ NAN_POLICIES = NAN_WORDS
 TININESS = ("after", "before")
 # The saturation rules of P3109 formats (None for every other format).
 SATURATIONS = ("satfinite", "satpropagate", "satnone")
+#: their kernel codes (the overflow slot of the policy tuple, for P3109 formats)
+SATURATION_CODES = {"satnone": SAT_NONE, "satfinite": SAT_FINITE, "satpropagate": SAT_PROPAGATE}
 
 
 def check_option(name: str, v):
@@ -90,6 +93,11 @@ class Context:
         from infinity. ``saturate``: the largest finite value. ``nan``: for formats
         without infinity (fn, fnuz), NaN where IEEE would give infinity. None picks
         ``ieee`` for IEEE formats and ``nan`` for the others (ml_dtypes' choice).
+    saturation : str or None
+        P3109 formats only: ``satnone`` (the default), ``satfinite`` or
+        ``satpropagate``, applied after rounding as the P3109 report's table says
+        per rounding mode, signedness and domain (docs/p3109.md). Refused for
+        other formats, which keep their ``overflow`` rules.
     tininess : str
         ``after`` (default) or ``before`` rounding; changes the underflow flag only.
     nan : str, int or softfloat.specialize.NanRule
@@ -125,6 +133,7 @@ class Context:
     ftz: bool | None = None
     daz: bool | None = None
     overflow: str | None = None
+    saturation: str | None = None
     tininess: str = "after"
     nan: object = "propagate"
     sr_bits: int = 32
@@ -303,10 +312,18 @@ class Policy:
     def kernel_tuple(self, fmt: Format) -> tuple:
         """The int64 tuple the kernels read for results in ``fmt`` (layout:
         softfloat._kernels.codes.P_*); the one place it is built."""
-        if self.saturation is not None and getattr(fmt, "kind", None) != "p3109":
-            raise ValueError(f"saturation= is for P3109 formats; {fmt.name} is not one "
-                             f"(use overflow=)")
-        ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE, "nan": OVF_NAN}[self.overflow_for(fmt)]
+        if getattr(fmt, "is_p3109", False):
+            # P3109 formats: the overflow slot holds the saturation mode (SAT_*)
+            if self.overflow is not None:
+                raise ValueError(f"overflow={self.overflow!r} is not for P3109 formats "
+                                 f"({fmt.name}); give saturation= one of {SATURATIONS}")
+            ovc = SATURATION_CODES[self.saturation or "satnone"]
+        elif self.saturation is not None:
+            raise ValueError(f"saturation={self.saturation!r} is for P3109 formats only; "
+                             f"{fmt.name} keeps its overflow rules (overflow=)")
+        else:
+            ovc = {"ieee": OVF_IEEE, "saturate": OVF_SATURATE,
+                   "nan": OVF_NAN}[self.overflow_for(fmt)]
         nanmode, nanbits = kernel_nan(self.nan, fmt)    # ValueError for a non-NaN pattern
         return (np.int64(int(self.rounding)), np.int64(self.ftz), np.int64(self.daz),
                 np.int64(ovc), np.int64(self.tininess == "before"), np.int64(nanmode),
@@ -383,7 +400,7 @@ def _resolve(ctx, rounding, subnormals, ftz, daz, overflow, tininess, nan, sr_bi
                   ctx.tininess if tininess is None else tininess,
                   ctx.nan if nan is None else nan,
                   ctx.overflow if overflow is None else overflow,
-                  saturation,
+                  ctx.saturation if saturation is None else saturation,
                   ctx.sr_bits if sr_bits is None else sr_bits,
                   rng if rng is not None else (seed if seed is not None else ctx.seed),
                   bool(ctx.fast_paths), ctx)

@@ -53,6 +53,27 @@ def _hw_kernel(src_fmt: Format, dst: Format, res, return_flags, pol):
     return None
 
 
+def _p3109_via_float32(src, src_fmt: Format, dst: Format, res, pol):
+    """fp16/bf16 encodings as float32 bit patterns (exact: every value is a
+    float32) for a signed P3109 target whose exponent range starts below the
+    source's normal range (binary8p3se from fp16), where the branch-free kernel
+    needs a source that covers it; or None. Not with DAZ (subnormal sources must
+    stay subnormal), NAN_KEEP, or a signaling NaN among the sources (its flag)."""
+    if not (res.fast_paths and dst.kind in ("p3109se", "p3109sf") and dst.mbits >= 1
+            and src_fmt.params in (_FP16_PARAMS, _BF16_PARAMS) and dst.bias > src_fmt.bias
+            and not pol[P_DAZ] and pol[P_NAN] != NAN_KEEP
+            and res.rounding != Rounding.STOCHASTIC):
+        return None
+    E, M = src_fmt.ebits, src_fmt.mbits
+    b = src.astype(np.uint32)
+    mag = b & ((1 << (E + M)) - 1)
+    if np.any((mag > ((1 << E) - 1) << M) & ((mag >> (M - 1)) & 1 == 0)):
+        return None                                     # a signaling NaN: its flag
+    if src_fmt.params == _BF16_PARAMS:
+        return b << 16
+    return src.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+
+
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,
                  shape):
     return_flags = _validate.boolean(return_flags, "return_flags")
@@ -62,6 +83,9 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     flg = np.empty(src.size if return_flags else 1, np.uint8)
     sE, sM, sb, sk = src_fmt.params
     dE, dM, db, dk = dst.params
+    wide = _p3109_via_float32(src, src_fmt, dst, res, pol)
+    if wide is not None:
+        return _run_convert(wide, FP32, dst, res, return_flags, shape)
     hwk = _hw_kernel(src_fmt, dst, res, return_flags, pol)
     if hwk is not None:
         # float32/float64 -> fp16/bf16 at hardware pace (softfloat._kernels.convert_hw)
@@ -93,7 +117,9 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
             return out.reshape(shape)
         # r < 0: FTZ/DAZ set in this thread's MXCSR: the integer kernels below
     # (not for fnu targets, e8m0: no sign, no zero, no subnormals)
-    fast_ok = (res.fast_paths and dk != 4 and sk == 0 and sM > dM and db <= sb
+    # (not for unsigned P3109 targets, nor P = 1, whose parity is the exponent's)
+    fast_ok = (res.fast_paths and (dk < 4 or (dst.kind in ("p3109se", "p3109sf") and dM >= 1))
+               and sk == 0 and sM > dM and db <= sb
                and pol[P_NAN] != NAN_KEEP)
     spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:
@@ -134,7 +160,7 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
 
 def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
             tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False,
-            policy=None, random_bits=None, random_nbits=None):
+            saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Round float values into ``fmt`` and return the encodings.
 
     Parameters
@@ -171,12 +197,12 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
         return _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
                            return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
                            overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                           seed=seed, rng=rng, policy=policy)
+                           seed=seed, rng=rng, policy=policy, saturation=saturation)
     a = _validate.as_values(x)
     dst = _validate.target_format(fmt)
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
                   overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
-                  rng=rng)
+                  rng=rng, saturation=saturation)
     return _to_bits(a, dst, res, return_flags)
 
 
@@ -196,8 +222,16 @@ def from_bits(bits, fmt) -> np.ndarray:
     return _from_bits(_validate.as_bits(bits, f), f)
 
 
+def _check_float64(f: Format):
+    if not f.fits_float64:
+        raise ValueError(f"{f.name} has values beyond float64 (2**{f.min_exponent} to below "
+                         f"2**{f.emax + 1}): from_bits/quantize cannot give them exactly; use "
+                         f"softfloat.p3109.decode (exact Fractions) or decode_parts")
+
+
 def _from_bits(b, f: Format) -> np.ndarray:
     """`from_bits` of validated encodings ``b`` of the parsed format ``f``."""
+    _check_float64(f)
     src = _validate.writable(_validate.flat(b))
     if src.dtype != np.uint16:          # one signature beside the hot uint16 one
         src = src.astype(np.uint32)
@@ -208,7 +242,7 @@ def _from_bits(b, f: Format) -> np.ndarray:
 
 def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
              daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None,
-             rng=None, policy=None):
+             rng=None, saturation=None, policy=None):
     """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
     return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
 
@@ -218,7 +252,7 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
     f = _validate.target_format(fmt)
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
                   overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
-                  rng=rng)
+                  rng=rng, saturation=saturation)
     r = _to_bits(a, f, res, return_flags)
     if return_flags:
         return _from_bits(r[0], f), r[1]
@@ -227,7 +261,8 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
             overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-            return_flags=False, policy=None, random_bits=None, random_nbits=None):
+            return_flags=False, saturation=None, policy=None, random_bits=None,
+            random_nbits=None):
     """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
 
     Policies as in `to_bits`; ``daz`` applies to the source operands.
@@ -237,7 +272,7 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
                            random_nbits=random_nbits, return_flags=return_flags,
                            subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
                            tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
-                           policy=policy)
+                           policy=policy, saturation=saturation)
     s = _validate.source_format(src_fmt)
     if s == FP64:
         raise ValueError("convert takes encodings of a simulated format; for float64 "
@@ -246,5 +281,5 @@ def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None,
     b = _validate.as_bits(bits, s, "bits")
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
                   overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
-                  rng=rng)
+                  rng=rng, saturation=saturation)
     return _run_convert(b, s, d, res, return_flags, b.shape)

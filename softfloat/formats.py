@@ -37,6 +37,14 @@ saying how infinity and NaN are encoded, after ml_dtypes:
     every value below ``2**-bias``; underflow is raised when tiny. Overflow gives NaN (or the largest value in
     directed modes that round toward zero, and with ``overflow="saturate"``),
     as for ``fn``. ``fnu`` formats may have 0 fraction bits.
+``p3109se``, ``p3109sf``, ``p3109ue``, ``p3109uf``
+    IEEE P3109 formats BinaryKpP (signed/unsigned, extended/finite; see
+    docs/p3109.md and `p3109_format`): one zero (code 0), one NaN (the -0
+    pattern when signed, all ones when unsigned), infinities only in the
+    extended domain (the largest magnitude code; unsigned: all ones minus one),
+    bias 2**(K-P-1) signed or 2**(K-P) unsigned, P-1 fraction bits (P = 1:
+    none, no subnormals). Unsigned formats have no sign bit. What overflow and
+    negative results in unsigned formats give is the ``saturation=`` policy.
 
 Encodings are right-aligned in the smallest unsigned dtype that holds them.
 Everything else (max, eps, smallest normal/subnormal) is derived.
@@ -51,11 +59,15 @@ import numpy as np
 __all__ = [
     "Format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2", "FP8_E4M3",
     "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP4_E2M1", "FP6_E2M3", "FP6_E3M2", "E8M0", "FP64",
-    "get_format", "formats",
+    "get_format", "formats", "p3109_format",
 ]
 
 #: the integer code of each kind, as the kernels read it (softfloat._kernels.codes)
-KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4}
+KIND_CODES = {"ieee": 0, "fn": 1, "fnuz": 2, "finite": 3, "fnu": 4,
+              "p3109se": 5, "p3109sf": 6, "p3109ue": 7, "p3109uf": 8}
+#: the P3109 kinds: (signed, extended) of each
+P3109_KINDS = {"p3109se": (True, True), "p3109sf": (True, False),
+               "p3109ue": (False, True), "p3109uf": (False, False)}
 
 
 def _exact_int(v, name: str, lo: int, hi: int) -> int:
@@ -105,6 +117,9 @@ class Format:
         if not isinstance(self.kind, str) or self.kind not in KIND_CODES:
             raise ValueError(f"Format kind must be one of {list(KIND_CODES)}, got {self.kind!r}")
         object.__setattr__(self, "kind", str(self.kind))
+        if self.kind in P3109_KINDS:
+            self._check_p3109()
+            return
         for attr, lo, hi in (("ebits", 2, 11), ("mbits", 0 if self.kind == "fnu" else 1, 52)):
             object.__setattr__(self, attr, _exact_int(getattr(self, attr), attr, lo, hi))
         if self.name != "fp64" and (self.ebits > 8 or self.mbits > 23):
@@ -129,6 +144,52 @@ class Format:
                 f"a bias in [{self._bias_range()[0]}, {self._bias_range()[1]}] for "
                 f"ebits={self.ebits}, mbits={self.mbits}, kind={self.kind!r}")
 
+    def _check_p3109(self):
+        """P3109 fields: K = width (3..16), P = mbits + 1, the report's bias (fixed)."""
+        signed = P3109_KINDS[self.kind][0]
+        M = _exact_int(self.mbits, "mbits", 0, 15)
+        E = _exact_int(self.ebits, "ebits", 1, 16)
+        K, P = E + M + int(signed), M + 1
+        if not 3 <= K <= 16 or P > K - int(signed):
+            raise ValueError(f"P3109 format with ebits={E}, mbits={M}: K={K}, P={P}; expected "
+                             f"K in [3, 16] and 1 <= P <= {'K-1' if signed else 'K'}")
+        b = 1 << (K - P - 1) if signed else 1 << (K - P)
+        if self.bias is not None and _exact_int(self.bias, "bias", -(1 << 20), 1 << 20) != b:
+            raise ValueError(f"P3109 format bias is fixed by K, P and signedness: {b}, "
+                             f"got {self.bias}")
+        object.__setattr__(self, "ebits", E)
+        object.__setattr__(self, "mbits", M)
+        object.__setattr__(self, "bias", b)
+        if not isinstance(self.aliases, tuple) or not all(isinstance(a, str)
+                                                          for a in self.aliases):
+            raise TypeError(f"Format aliases must be a tuple of str, got {self.aliases!r}")
+
+    # ---- P3109 ----------------------------------------------------------
+    @property
+    def is_p3109(self) -> bool:
+        return self.kind in P3109_KINDS
+
+    @property
+    def p3109_params(self) -> tuple:
+        """(K, P, signed, extended) of a P3109 format (ValueError for others)."""
+        if not self.is_p3109:
+            raise ValueError(f"{self.name} is not a P3109 format")
+        signed, ext = P3109_KINDS[self.kind]
+        return (self.nbits, self.mbits + 1, signed, ext)
+
+    @property
+    def p3109_one_bits(self) -> int:
+        """The code of 1.0 in a P3109 format: 2**(K-2) signed, 2**(K-1) unsigned."""
+        return self.bias << self.mbits
+
+    @property
+    def fits_float64(self) -> bool:
+        """Whether every finite value is a normal float64 (or zero): False for the
+        P3109 formats of wide exponent range (e.g. binary16p1ue, whose values
+        reach 2**32765); their encodings work everywhere, their host-float
+        decoding (from_bits, quantize) does not (see docs/p3109.md)."""
+        return self.emax <= 1023 and self.emin - self.mbits >= -1022
+
     def _bias_range(self) -> tuple:
         top = (1 << self.ebits) - 1 - (1 if self.kind == "ieee" else 0)
         return (top - 1023, 1023 - self.mbits)
@@ -140,8 +201,9 @@ class Format:
 
     @property
     def has_sign(self) -> bool:
-        """False for ``fnu`` formats (e8m0), which have no sign bit."""
-        return self.kind != "fnu"
+        """False for ``fnu`` formats (e8m0) and unsigned P3109 formats, which have no
+        sign bit."""
+        return self.kind not in ("fnu", "p3109ue", "p3109uf")
 
     @property
     def has_nan(self) -> bool:
@@ -175,11 +237,11 @@ class Format:
 
     @property
     def has_inf(self) -> bool:
-        return self.kind == "ieee"
+        return self.kind in ("ieee", "p3109se", "p3109ue")
 
     @property
     def has_negative_zero(self) -> bool:
-        return self.kind not in ("fnuz", "fnu")
+        return self.kind in ("ieee", "fn", "finite")
 
     @property
     def emin(self) -> int:
@@ -196,6 +258,9 @@ class Format:
     def max_bits(self) -> int:
         """Encoding of the largest finite positive value."""
         full = (1 << (self.ebits + self.mbits)) - 1
+        if self.is_p3109:               # the Inf (extended) or NaN (unsigned) code below
+            return full - (1 if self.kind in ("p3109se", "p3109uf") else
+                           2 if self.kind == "p3109ue" else 0)
         if self.kind == "ieee":
             return ((1 << self.ebits) - 1 << self.mbits) - 1
         if self.kind in ("fn", "fnu"):
@@ -205,6 +270,8 @@ class Format:
     @property
     def inf_bits(self) -> int | None:
         """Encoding of +infinity, or None where the format has none."""
+        if self.kind in ("p3109se", "p3109ue"):
+            return self.max_bits + 1
         return ((1 << self.ebits) - 1) << self.mbits if self.kind == "ieee" else None
 
     @property
@@ -215,17 +282,19 @@ class Format:
         An encoding fact; which NaN a result gets is softfloat.specialize's rule."""
         if self.kind == "ieee":
             return (((1 << self.ebits) - 1) << self.mbits) | (1 << (self.mbits - 1))
-        if self.kind in ("fn", "fnu"):
+        if self.kind in ("fn", "fnu", "p3109ue", "p3109uf"):
             return (1 << (self.ebits + self.mbits)) - 1
         if self.kind == "finite":
             return 0
-        return self.sign_mask                   # fnuz: the pattern of -0
+        return self.sign_mask                   # fnuz, signed P3109: the pattern of -0
 
     def is_nan_bits(self, bits):
         """True where ``bits`` (an int or an integer array of encodings, in range;
         any integer dtype) encodes a NaN."""
-        if self.kind == "fnuz":
+        if self.kind in ("fnuz", "p3109se", "p3109sf"):
             return bits == self.sign_mask
+        if self.kind in ("p3109ue", "p3109uf"):
+            return bits == self.sign_mask - 1
         if self.kind == "finite":               # OCP fp4/fp6: no NaN
             return np.zeros(np.shape(bits), bool) if np.ndim(bits) else False
         if self.kind == "fnu":                  # e8m0: all ones
@@ -236,18 +305,27 @@ class Format:
         return mag > (((1 << self.ebits) - 1) << self.mbits)
 
     # ---- finfo-like constants (exact, as Python floats; every one fits float64)
+    def _need_float64(self, what):
+        if not self.fits_float64:
+            raise ValueError(f"{self.name}: {what} is not a float64 (values from "
+                             f"2**{self.min_exponent} to below 2**{self.emax + 1}); use the "
+                             f"exact softfloat.p3109.decode")
+
     @property
     def max(self) -> float:
         """Largest finite value."""
+        self._need_float64("max")
         return float(self._value_of(self.max_bits))
 
     @property
     def smallest_normal(self) -> float:
+        self._need_float64("smallest_normal")
         return 2.0 ** self.emin
 
     @property
     def smallest_subnormal(self) -> float:
         """Smallest positive value (``fnu`` formats have no subnormals: the smallest normal)."""
+        self._need_float64("smallest_subnormal")
         if self.kind == "fnu":
             return 2.0 ** self.emin
         return 2.0 ** (self.emin - self.mbits)
@@ -325,6 +403,27 @@ for _f in _BUILTIN:
         _REGISTRY[_key(_n)] = _f
 
 
+_P3109_CACHE: dict = {}
+
+
+def p3109_format(K: int, P: int, signed: bool = True, extended: bool = True) -> Format:
+    """The IEEE P3109 format BinaryKpP, signed or unsigned, extended (with
+    infinities) or finite: K in [3, 16], 1 <= P <= K-1 (signed) or K (unsigned).
+    Named ``binary{K}p{P}{s|u}{e|f}`` (``get_format`` reads the report's spelling,
+    ``"Binary8p3se"``, in any case)."""
+    K = _exact_int(K, "K", 3, 16)
+    P = _exact_int(P, "P", 1, K - 1 if signed else K)
+    for v, nm in ((signed, "signed"), (extended, "extended")):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{nm} must be a bool, got {type(v).__name__}")
+    key = (K, P, bool(signed), bool(extended))
+    if key not in _P3109_CACHE:
+        kind = "p3109" + ("s" if signed else "u") + ("e" if extended else "f")
+        name = f"binary{K}p{P}{kind[5:]}"
+        _P3109_CACHE[key] = Format(name, K - P + (0 if signed else 1), P - 1, kind)
+    return _P3109_CACHE[key]
+
+
 def formats() -> list:
     """The built-in target formats."""
     return list(_BUILTIN)
@@ -333,6 +432,10 @@ def formats() -> list:
 def get_format(fmt) -> Format:
     """Return the `Format` named by ``fmt`` (a Format or a name/alias, case-insensitive).
 
+    P3109 formats are named as the report writes them, ``"binary{K}p{P}{s|u}{e|f}"``
+    (``"Binary8p3se"``, ``"binary16p11ue"``). The names ``"e4m3"`` and ``"e5m2"`` are the
+    OCP fp8 formats; ``"e{E}m{M}ieee"`` is IEEE-style for every E, M; spellings with
+    leading zeros (``"e04m03"``) are refused as ambiguous.
     Custom formats can also be named ``"e{E}m{M}"`` (IEEE encoding), ``"e{E}m{M}fn"``,
     ``"e{E}m{M}fnuz"``, ``"e{E}m{M}finite"`` (no infinity, no NaN) or
     ``"e{E}m{M}fnu"`` (unsigned, no zero, all-ones NaN).
@@ -348,7 +451,26 @@ def get_format(fmt) -> Format:
     if key in _REGISTRY:
         return _REGISTRY[key]
     import re
-    m = re.fullmatch(r"(?:fp(\d+)_)?e(\d+)m(\d+)(fnuz|fnu|fn|finite)?", key)
+    m = re.fullmatch(r"binary(\d+)p(\d+)([su])([ef])", key)
+    if m:
+        K, P = int(m.group(1)), int(m.group(2))
+        if m.group(1)[0] == "0" or m.group(2)[0] == "0":
+            raise ValueError(f"format name {fmt!r}: write K and P without leading zeros "
+                             f"('binary{K}p{P}{m.group(3)}{m.group(4)}')")
+        signed = m.group(3) == "s"
+        if not 3 <= K <= 16 or not 1 <= P <= K - int(signed):
+            raise ValueError(f"P3109 format {fmt!r}: expected K in [3, 16] and P in "
+                             f"[1, {'K-1' if signed else 'K'}], got K={K}, P={P}")
+        return p3109_format(K, P, signed, m.group(4) == "e")
+    if re.fullmatch(r"(?:fp\d+_)?e\d+m\d+(fnuz|fnu|fn|finite|ieee)?", key) and \
+            re.search(r"e0\d|m0\d", key):
+        raise ValueError(
+            f"format name {fmt!r} is ambiguous: 'e4m3' names OCP fp8 E4M3 (kind fn: no "
+            f"infinity, largest 448), 'e5m2' OCP fp8 E5M2 (IEEE-style); any other "
+            f"'e<E>m<M>' is IEEE-style (infinity, NaNs) unless suffixed fn, fnuz, finite "
+            f"or fnu, and 'e<E>m<M>ieee' is IEEE-style for every E, M ('e4m3ieee': "
+            f"largest 240). Write E and M without leading zeros")
+    m = re.fullmatch(r"(?:fp(\d+)_)?e(\d+)m(\d+)(fnuz|fnu|fn|finite|ieee)?", key)
     if m:
         E, M = int(m.group(2)), int(m.group(3))
         # "fp<N>_e<E>m<M>" is strict: N must be the width 1 + E + M ("fp32_e4m3" is
@@ -359,4 +481,6 @@ def get_format(fmt) -> Format:
         return Format(key, E, M, m.group(4) or "ieee")
     names = sorted({f.name for f in _BUILTIN})
     raise ValueError(f"unknown format {fmt!r}; expected one of {names}, an alias such as "
-                     f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz|finite|fnu]', or a softfloat.Format")
+                     f"'half' or 'bfloat16', 'e<E>m<M>[fn|fnuz|finite|fnu|ieee]', a P3109 "
+                     f"name 'binary<K>p<P><s|u><e|f>' (e.g. 'binary8p3se'), or a "
+                     f"softfloat.Format")

@@ -238,8 +238,22 @@ def convert(bits, src_fmt, dst_fmt, rounding, *, random_bits=None, random_nbits=
 
 
 def _operands(arrays, f, names):
-    from .arith import _operands as ops
-    return ops(arrays, f, names)
+    """Validated encodings brought to their common shape: (shape, [(flat uint32
+    array, index mask)]), mask 0 for a single element (broadcast by the loops)."""
+    bs = [_validate.as_bits(x, f, nm) for x, nm in zip(arrays, names)]
+    try:
+        shape = np.broadcast_shapes(*(b.shape for b in bs))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(b.shape) for b in bs)) from None
+    out = []
+    for b in bs:
+        b = b.astype(_validate.KERNEL_BITS)
+        if b.size == 1:
+            out.append((np.ascontiguousarray(b).reshape(1), 0))
+        else:
+            out.append((np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1), -1))
+    return shape, out
 
 
 def arith(op, operands, fmt, rounding, *, random_bits=None, random_nbits=None,

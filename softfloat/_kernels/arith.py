@@ -30,6 +30,7 @@ from numba import njit
 from .._parallel import run_chunks
 
 from .core import (C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE, F_INVALID, K_IEEE,
+                   K_P3109,
                    OVF_IEEE, P_DAZ, P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, clz64,
                    inf_bits, is_stochastic, rand_bits, round_pack, shift_right_jam, unpack,
                    zero_bits, zero_flags)
@@ -430,6 +431,8 @@ def div_one(x, y, E, M, bias, kind, pol, r):
     ca, sa, ea, xa = unpack(x, E, M, bias, kind, daz)
     cb, sb, eb, xb = unpack(y, E, M, bias, kind, daz)
     k, s, e, m, fx = div_pre(ca, sa, ea, xa, cb, sb, eb, xb)
+    if kind >= K_P3109 and cb == C_ZERO and ca < C_QNAN:
+        k = R_FRESH                    # P3109: x / 0 is NaN (no signed zero to pick an infinity)
     return finish(k, s, e, m, fx, ca, sa, xa, M, cb, sb, xb, M, _CZ, _I0, _I0, M,
                   E, M, bias, kind, pol, r)
 

@@ -29,6 +29,13 @@ OVF_IEEE, OVF_SATURATE, OVF_NAN = 0, 1, 2
 # (OCP fp4/fp6), K_FNU no sign, no zero, no subnormals and an all-ones NaN (OCP E8M0).
 K_IEEE, K_FN, K_FNUZ = KIND_CODES["ieee"], KIND_CODES["fn"], KIND_CODES["fnuz"]
 K_FINITE, K_FNU = KIND_CODES["finite"], KIND_CODES["fnu"]
+# IEEE P3109 kinds (signed/unsigned x extended/finite); every kind >= K_P3109 is one.
+K_P3SE, K_P3SF = KIND_CODES["p3109se"], KIND_CODES["p3109sf"]
+K_P3UE, K_P3UF = KIND_CODES["p3109ue"], KIND_CODES["p3109uf"]
+K_P3109 = K_P3SE
+# P3109 saturation modes: for P3109 formats the overflow slot of the policy tuple
+# (P_OVF) holds one of these (softfloat.context.kernel_policy), never an OVF_* code.
+SAT_NONE, SAT_FINITE, SAT_PROPAGATE = 3, 4, 5
 # Classes returned by unpack.
 C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.

@@ -179,7 +179,7 @@ def convert_host_branchfree(u, sE, sM, sbias, dE, dM, db, dk, m_rne, m_rna, m_up
     flush = ftz & _b(mag > 0) & _b(mag < (one << dM))
     mag = _sel(flush, zero, mag)
     flags = nz | _sel(flush, np.int64(3), (tiny & nz) << 1)
-    sign = _sel(_b(dk == 2) & _b(mag == 0), zero, sign)
+    sign = _sel(_b((dk == 2) | (dk >= 5)) & _b(mag == 0), zero, sign)   # fnuz, P3109: no -0
     res = (sign << (dE + dM)) | mag
     res = _sel(ovf, _sel(sign, cst[1], cst[0]), res)
     flags = _sel(ovf, np.int64(5), flags)

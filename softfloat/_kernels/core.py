@@ -21,7 +21,8 @@ from numba.extending import intrinsic
 
 from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINITE,  # noqa: F401
                     F_INVALID, F_OVERFLOW, F_UNDERFLOW, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE,
-                    NAN_CANONICAL,
+                    K_P3109, K_P3SE, K_P3SF, K_P3UE, K_P3UF, NAN_CANONICAL, SAT_FINITE, SAT_NONE,
+                    SAT_PROPAGATE,
                     NAN_KEEP, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE, P_DAZ, P_FTZ,
                     P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RSR_A,
                     RTO, RTZ, RUP)
@@ -104,11 +105,87 @@ def unpack(bits, E, M, bias, kind, daz):
     elif kind == K_FNUZ:
         if sign == 1 and efield == 0 and frac == 0:
             return C_QNAN, sign, np.int64(0), frac
+    elif kind >= K_P3109:
+        c = p3109_special(bits, E, M, kind)
+        if c != C_FINITE:
+            return c, sign if c == C_INF else np.int64(0), np.int64(0), np.int64(0)
     if efield == 0:
         if frac == 0 or daz:
             return C_ZERO, sign, np.int64(0), np.int64(0)
         return C_FINITE, sign, 1 - bias - M, frac
     return C_FINITE, sign, efield - bias - M, frac | (np.int64(1) << M)
+
+
+@helper
+def p3109_special(bits, E, M, kind):
+    """C_QNAN for the one NaN of a P3109 format (signed: the -0 pattern; unsigned:
+    all ones), C_INF for its infinities (extended: the largest magnitude code;
+    unsigned: all ones minus one), C_FINITE for every other code."""
+    full = (np.int64(1) << (E + M)) - 1
+    mag = bits & full
+    if kind <= K_P3SF:                          # signed
+        if mag == 0:
+            return C_QNAN if (bits >> (E + M)) & 1 else C_FINITE
+        if kind == K_P3SE and mag == full:
+            return C_INF
+        return C_FINITE
+    if mag == full:
+        return C_QNAN
+    if kind == K_P3UE and mag == full - 1:
+        return C_INF
+    return C_FINITE
+
+
+@helper
+def p3109_nan(E, M, kind):
+    """The one NaN of a P3109 format."""
+    if kind <= K_P3SF:
+        return np.int64(1) << (E + M)
+    return (np.int64(1) << (E + M)) - 1
+
+
+@helper
+def p3109_saturate(sign, is_inf, mode, E, M, kind, sat):
+    """P3109 saturation (the report's table, rules in order) of a rounded result
+    out of [Mlo, Mhi] (``is_inf`` 0) or of an exact infinity (``is_inf`` 1) of sign
+    ``sign``; ``sat`` is SAT_FINITE, SAT_PROPAGATE or SAT_NONE, ``mode`` the
+    rounding code (SatNone resolves directed and odd rounding). Mlo is -Mhi
+    (signed) or 0 (unsigned: every negative result is below it)."""
+    signed = kind <= K_P3SF
+    ext = kind == K_P3SE or kind == K_P3UE
+    mhi = max_mag(E, M, kind)
+    inf = mhi + 1
+    if sign == 0:
+        if sat == SAT_FINITE or not ext:
+            return mhi
+        if is_inf:
+            return inf
+        if sat == SAT_PROPAGATE:
+            return mhi
+        if mode == RTZ or mode == RDN or (mode == RTO and not signed):
+            return mhi
+        return inf
+    if not signed:                              # below Mlo = 0
+        if sat != SAT_NONE or (not is_inf and (mode == RTZ or mode == RUP)):
+            return np.int64(0)
+        return p3109_nan(E, M, kind)
+    sbit = np.int64(1) << (E + M)
+    if sat == SAT_FINITE or not ext:
+        return sbit | mhi
+    if is_inf:
+        return sbit | inf
+    if sat == SAT_PROPAGATE or mode == RTZ or mode == RUP:
+        return sbit | mhi
+    return sbit | inf
+
+
+@helper
+def p3109_saturate_flags(bits, E, M, kind):
+    """Flags of a saturated P3109 result: invalid where it is the NaN (a negative
+    result in an unsigned format under SatNone), else overflow and inexact."""
+    if bits == p3109_nan(E, M, kind):
+        return F_INVALID
+    return F_OVERFLOW | F_INEXACT
 
 
 @helper
@@ -178,8 +255,10 @@ def max_mag(E, M, kind):
     """Magnitude encoding of the largest finite value."""
     if kind == K_IEEE:
         return (((np.int64(1) << E) - 1) << M) - 1
-    if kind == K_FN or kind == K_FNU:
+    if kind == K_FN or kind == K_FNU or kind == K_P3SE or kind == K_P3UF:
         return (np.int64(1) << (E + M)) - 2
+    if kind == K_P3UE:
+        return (np.int64(1) << (E + M)) - 3
     return (np.int64(1) << (E + M)) - 1
 
 
@@ -234,11 +313,17 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     q = sig >> sh
     rem = sig & ((np.int64(1) << sh) - 1)
     half = np.int64(1) << (sh - 1)
-    # 3. Round the magnitude.
+    # 3. Round the magnitude. (P3109 with P = 1, M = 0: the parity that
+    # nearest-even and odd rounding read is the code's, i.e. the biased exponent's.)
+    p3 = kind >= K_P3109
+    qpar = q + (e + bias - 1) if (p3 and M == 0 and not tiny_before) else q
     if rem != 0:
         flags |= F_INEXACT
         if mode == RTO:
-            q |= 1
+            if p3 and M == 0 and not tiny_before:
+                q += 1 - (qpar & 1)     # P = 1: the next code when the lower one is even
+            else:
+                q |= 1
         elif mode == RSR:
             nb = pol[P_SRBITS]
             top = rem >> (sh - nb)
@@ -251,13 +336,17 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
             nb = pol[P_SRBITS]
             q += scheme_round_up(mode, nb, rbits, rem, sh, 62 - M - nb - (sh_full - sh))
         else:
-            q += _round_increment(mode, sign, q, rem, half)
+            q += _round_increment(mode, sign, qpar, rem, half)
     # 4. Pack: a carry out of the significand moves into the exponent by itself.
     if tiny_before:
         mag = q
     else:
         mag = ((e + bias - 1) << M) + q
-    # 5. Overflow.
+    # 5. Overflow (P3109: saturation, pol[P_OVF] holding the SAT_* mode; a
+    # negative result of an unsigned format lies below its Mlo = 0).
+    if p3 and ((sign == 1 and kind >= K_P3UE and mag > 0) or mag > max_mag(E, M, kind)):
+        b = p3109_saturate(sign, False, mode, E, M, kind, pol[P_OVF])
+        return b, p3109_saturate_flags(b, E, M, kind)
     if mag > max_mag(E, M, kind):
         flags |= F_OVERFLOW | F_INEXACT
         to_inf = (mode == RNE or mode == RNA or is_sr_code(mode)
@@ -292,7 +381,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
         mag = 0
     elif tiny and rem != 0:
         flags |= F_UNDERFLOW
-    if kind == K_FNUZ and mag == 0:
+    if (kind == K_FNUZ or p3) and mag == 0:
         return np.int64(0), flags
     return (sign << (E + M)) | mag, flags
 
@@ -301,7 +390,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
 def zero_bits(sign, E, M, kind):
     """Encoding of a zero result. fnu formats have no zero: their NaN (callers
     raise invalid there: see `zero_flags`)."""
-    if kind == K_FNUZ:
+    if kind == K_FNUZ or kind >= K_P3109:
         return np.int64(0)
     if kind == K_FNU:
         return signed_nan(np.int64(0), E, M, kind)
@@ -318,7 +407,11 @@ def zero_flags(kind):
 def inf_bits(sign, E, M, kind, ovf):
     """Encoding for an exact infinite result; formats without infinity give NaN
     (or their largest value when overflow saturates); finite formats (no NaN) give
-    their largest value and raise invalid; fnu gives NaN for -inf. Returns (bits, flags)."""
+    their largest value and raise invalid; fnu gives NaN for -inf; P3109 formats
+    saturate as ``ovf`` (a SAT_* mode there) says. Returns (bits, flags)."""
+    if kind >= K_P3109:
+        b = p3109_saturate(sign, True, np.int64(RNE), E, M, kind, ovf)
+        return b, (F_INVALID if b == p3109_nan(E, M, kind) else 0)
     if kind == K_IEEE:
         return (sign << (E + M)) | (((np.int64(1) << E) - 1) << M), 0
     if kind == K_FINITE:

@@ -27,6 +27,8 @@ policy or a platform preset into the two policy entries read here):
   NaN's sign under propagate; ``fnuz`` formats have a single NaN. Overflow to
   NaN and an infinite result in such a format keep the sign (as ml_dtypes does),
   whatever the NaN mode.
+* P3109 formats have one NaN (signed: the -0 pattern; unsigned: all ones),
+  whatever the NaN mode.
 * ``finite`` formats (OCP fp4/fp6) have no NaN: +0 stands for every NaN result
   (the caller raises invalid); ``fnu`` formats (E8M0) have one NaN, all ones.
 * Invalid integer conversions (NaN, infinity, out of range) give the integer
@@ -38,7 +40,8 @@ fresh NaN.
 """
 import numpy as np
 
-from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE, NAN_CANONICAL,
+from .codes import (C_QNAN, C_SNAN, F_INVALID, K_FINITE, K_FN, K_FNU, K_FNUZ, K_IEEE, K_P3109,
+                    K_P3SF, NAN_CANONICAL,
                     NAN_KEEP, NAN_PROPAGATE, NAN_PROPAGATE_LAST, P_NAN, P_NANBITS)
 from .jit import helper
 
@@ -55,9 +58,9 @@ def make_nan(sign, payload, plen, E, M, kind, nanmode, nanbits):
     fraction, left-aligned into the target's M bits; plen = 0: a fresh NaN (no
     source NaN). ``nanbits``: the canonical pattern (NAN_CANONICAL) or the fresh
     NaN (otherwise)."""
-    if kind == K_FNUZ:
+    if kind == K_FNUZ or (kind >= K_P3109 and kind <= K_P3SF):
         return np.int64(1) << (E + M)
-    if kind == K_FNU:
+    if kind == K_FNU or kind > K_P3SF:       # e8m0, unsigned P3109: all ones
         return (np.int64(1) << (E + M)) - 1
     if kind == K_FINITE:
         return _I0
@@ -150,7 +153,7 @@ def is_nan_bits(x, E, M, kind):
     mag = x & ((np.int64(1) << (E + M)) - 1)
     if kind == K_IEEE:
         return mag > (((np.int64(1) << E) - 1) << M)
-    if kind == K_FN or kind == K_FNU:
+    if kind == K_FN or kind == K_FNU or kind > K_P3SF:
         return mag == (np.int64(1) << (E + M)) - 1
     if kind == K_FINITE:
         return False

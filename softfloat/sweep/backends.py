@@ -59,6 +59,14 @@ class Progress:
         sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
         sys.stderr.flush()
 
+    def abandon(self):
+        """End the bar after an error: the line in progress on a terminal is
+        ended, nothing more is printed."""
+        if self.enabled and self.shown and self.tty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        self.enabled = False
+
     def close(self):
         if self.auto and not self.shown:
             self.enabled = False       # a short run off a terminal: nothing printed

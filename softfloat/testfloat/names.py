@@ -42,8 +42,10 @@ def type_of(tok: str):
     m = re.fullmatch(r"e(\d+)m(\d+)(fn|fnuz)?", tok)
     if m:
         return get_format(tok)
+    if re.fullmatch(r"binary\d+p\d+[su][ef]", tok):       # P3109 formats (binary8p3se)
+        return get_format(tok)
     raise ValueError(f"unknown type token {tok!r}; expected one of "
-                     f"{sorted(TOKENS) + ['f64', 'e<E>m<M>[fn|fnuz]'] + sorted(INT_TYPES)}")
+                     f"{sorted(TOKENS) + ['f64', 'e<E>m<M>[fn|fnuz]', 'binary<K>p<P><s|u><e|f>'] + sorted(INT_TYPES)}")
 
 
 def token(t) -> str:
