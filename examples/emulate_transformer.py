@@ -161,6 +161,11 @@ def build_model(vocab, d, heads, layers, ctx, seed):
 # ---------------------------------------------------------------------------
 # fp8 and NVFP4 linear layers (the GEMMs on softfloat's matrix-unit models)
 # ---------------------------------------------------------------------------
+#: the claim level of the layers' GEMMs (softfloat.emulate's vocabulary)
+LAYER_CLAIM = ("modelled (the instruction validated against MMA-Sim 2.1.1; the chain along K "
+               "and the epilogue not checked on a GPU)")
+
+
 class GemmLog:
     """Calls of the modelled GEMMs (for the report) and, when ``probe`` is on, the
     relative errors of each GEMM kind (filled by the layers)."""
@@ -417,7 +422,8 @@ def train(name, corpus, cfg, seed=0, log_every=0):
                   flush=True)
     secs = time.perf_counter() - t0
     text, obj = reports[-1] if reports else (None, None)
-    gemms = {k: {"calls": v[0], "multiply_adds": v[1]} for k, v in log.calls.items()}
+    gemms = {k: {"calls": v[0], "multiply_adds": v[1], "claim": LAYER_CLAIM}
+             for k, v in log.calls.items()}
     errors = {k: {w: float(np.mean(v)) for w, v in e.items()} for k, e in log.errors.items()}
     return {"name": name, "device": device, "base_dtype": dtype,
             "emulated": bool(device is not None and have_emulate()),
@@ -437,10 +443,8 @@ def print_report(rec):
     if rec["report_text"]:
         print(rec["report_text"])
     for k, v in rec["modelled_gemms"].items():
-        claim = ("validated (matrix unit: MMA-Sim 2.1.1 instruction parity); epilogue modelled"
-                 if k.split(":")[0] else "")
         print(f"   layer GEMM {k}: {v['calls']} calls, {v['multiply_adds']:.3g} "
-              f"multiply-adds; {claim}")
+              f"multiply-adds; {v['claim']}")
     for k, e in rec["gemm_errors_last_step"].items():
         print(f"   {k} relative error (last step, norm-wise): accumulation "
               f"{e['accumulation']:.2e}, quantization + accumulation {e['total']:.2e}")

@@ -491,8 +491,9 @@ def plots(records, acc_rows, grads, outdir):
 
     if grads:
         fig, axes = plt.subplots(len(grads), 1, figsize=(10, 4.6 * len(grads)), squeeze=False)
-        marks = ((-24, "2^-24\nfp16 min subnormal"), (-14, "2^-14\nfp16 min normal"),
-                 (np.log2(65504.0), "65504\nfp16 max"))
+        # one line each, on alternating rows: neighbouring labels never overlap
+        marks = ((-24, "fp16 min subnormal 2^-24\n"), (-14, "\nfp16 min normal 2^-14"),
+                 (np.log2(65504.0), "fp16 max 65504\n"))
         for ax, (title, (gw, ga)) in zip(axes[:, 0], grads.items()):
             for g, label in ((ga, "activation gradients"), (gw, "weight gradients")):
                 a = np.abs(g[g != 0])

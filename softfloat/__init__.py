@@ -15,7 +15,9 @@ from .conversions import convert, from_bits, quantize, to_bits
 from .flags import Flags, flag_names
 from .formats import (BF16, E8M0, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E4M3FNUZ,
                       FP8_E5M2, FP8_E5M2FNUZ, FP16, FP32, TF32, Format, formats, get_format)
-from .rounding import DETERMINISTIC_MODES, ROUNDING_MODES, Rounding, get_rounding
+from .rounding import (DETERMINISTIC_MODES, ROUNDING_MODES, STOCHASTIC_SCHEMES, Rounding,
+                       get_rounding)
+from .stochastic import stochastic_bits
 from . import arith as _arith, accumulate as _accumulate, lparray as _lparray, platforms as _platforms
 from .arith import *  # noqa: F401,F403  (arithmetic on encodings)
 from .accumulate import *  # noqa: F401,F403  (sum, dot, matmul models)
@@ -40,7 +42,8 @@ __all__ = [
     "Flags", "flag_names",
     "Format", "formats", "get_format", "FP16", "BF16", "FP32", "TF32", "FP8_E5M2",
     "FP8_E4M3", "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP4_E2M1", "FP6_E2M3", "FP6_E3M2", "E8M0",
-    "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
+    "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES", "STOCHASTIC_SCHEMES",
+    "stochastic_bits",
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
     *_encodings.__all__, "register_model",
 ]

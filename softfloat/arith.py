@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate, specialize
+from . import stochastic as _sr
 from ._kernels import arith as kernels
 from ._kernels import eft
 from ._kernels import hw
@@ -315,7 +316,17 @@ _POLICY_DOC = """
         Policies, as in `softfloat.to_bits`.
     policy : softfloat.Policy, optional
         All the policies as one value, in place of the keywords (not with them).
+    random_bits, random_nbits
+        Stochastic rounding with explicit random bits (broadcast with the
+        operands), as in `softfloat.to_bits`; softfloat.stochastic.
 """
+
+
+def _pols(subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng, policy,
+          saturation=None):
+    return dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
+                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng, policy=policy,
+                saturation=saturation)
 
 
 # ---------------------------------------------------------------------------
@@ -323,10 +334,14 @@ _POLICY_DOC = """
 # ---------------------------------------------------------------------------
 def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None,
-        policy=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("add", (a, b), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)
@@ -335,10 +350,14 @@ def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
 
 def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None,
-        policy=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("sub", (a, b), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)
@@ -347,10 +366,14 @@ def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
 
 def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None,
-        policy=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("mul", (a, b), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)
@@ -359,10 +382,14 @@ def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
 
 def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None,
-        policy=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("div", (a, b), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)
@@ -371,10 +398,14 @@ def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
 
 def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
         daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None,
-        policy=None):
+        saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("fma", (a, b, c), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)
@@ -421,10 +452,14 @@ def _fma(a, b, c, f, res, return_flags):
 
 def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None, daz=None,
          overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-         saturation=None,
-         policy=None):
+         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith("sqrt", (a,), fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
+                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
+                             policy, saturation))
     f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                      seed=seed, rng=rng, saturation=saturation)

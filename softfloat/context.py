@@ -146,6 +146,9 @@ class Context:
         # so a bad value is refused where it is written, not later where it is used.
         if name in _FIELDS:
             check_option(name, value)
+            if name != "flags":
+                # the policies resolved under the old value are stale (`resolve`)
+                object.__setattr__(self, "_policies", {})
         elif not name.startswith("_"):
             raise TypeError(f"Context has no attribute {name!r}")
         object.__setattr__(self, name, value)
@@ -361,6 +364,29 @@ def resolve(rounding=None, *, policy=None, subnormals=None, ftz=None, daz=None, 
         p.__dict__.update(policy.__dict__)
         object.__setattr__(p, "context", ctx)
         return p
+    if seed is None and rng is None:
+        # the same keywords under an unchanged context give the same policy: kept
+        # per context (keys carry the types, so that ftz=1 is not read as ftz=True)
+        args = (rounding, subnormals, ftz, daz, overflow, tininess, nan, sr_bits, saturation)
+        try:
+            key = tuple((type(v), v) for v in args)
+            p = ctx._policies.get(key)
+        except TypeError:                       # an unhashable value: no cache
+            key = p = None
+        if p is not None:
+            return p
+        p = _resolve(ctx, *args, None, None)
+        if key is not None:
+            if len(ctx._policies) >= 64:
+                ctx._policies.clear()
+            ctx._policies[key] = p
+        return p
+    return _resolve(ctx, rounding, subnormals, ftz, daz, overflow, tininess, nan, sr_bits,
+                    saturation, seed, rng)
+
+
+def _resolve(ctx, rounding, subnormals, ftz, daz, overflow, tininess, nan, sr_bits,
+             saturation, seed, rng) -> Policy:
     sub = ctx.subnormals if subnormals is None else check_option("subnormals", subnormals)
     check_option("ftz", ftz)
     check_option("daz", daz)

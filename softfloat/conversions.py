@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
+from . import stochastic as _sr
 from ._kernels import convert_hw
 from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, OVF_IEEE, P_DAZ, P_FTZ, P_NAN, P_OVF, P_TINB
@@ -158,9 +159,8 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
 
 
 def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overflow=None,
-            tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-        saturation=None, return_flags=False,
-            policy=None):
+            tininess=None, nan=None, sr_bits=None, seed=None, rng=None, return_flags=False,
+            saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Round float values into ``fmt`` and return the encodings.
 
     Parameters
@@ -178,6 +178,11 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
         Random source for ``stochastic`` rounding (an int, or a numpy Generator).
     policy : softfloat.Policy, optional
         All the policies as one value, in place of the keywords (not with them).
+    random_bits, random_nbits
+        Stochastic rounding with explicit random bits (unsigned integers < 2**N,
+        broadcast with x; N): with ``"stochastic"`` or a scheme
+        (``"stochastic_a"``, ``_b``, ``_c``, ``"stochastic_add"``); see
+        softfloat.stochastic and docs/stochastic.md.
     return_flags : bool
         Also return the per-element IEEE flags (uint8, SoftFloat's bit values).
 
@@ -188,6 +193,11 @@ def to_bits(x, fmt, rounding=None, *, subnormals=None, ftz=None, daz=None, overf
 
     Wraps the kernel `softfloat._kernels.convert.convert_array`.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
+                           return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
+                           overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                           seed=seed, rng=rng, policy=policy, saturation=saturation)
     a = _validate.as_values(x)
     dst = _validate.target_format(fmt)
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
@@ -232,12 +242,20 @@ def _from_bits(b, f: Format) -> np.ndarray:
 
 def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
              daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None,
-             rng=None, saturation=None, policy=None):
+             rng=None, saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
     return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
 
-    The policies (and ``policy=``) are those of `to_bits`.
+    The policies (and ``policy=``, ``random_bits=``, ``random_nbits=``) are those
+    of `to_bits`.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        r = _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
+                        return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
+                        overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                        seed=seed, rng=rng, policy=policy, saturation=saturation)
+        f = _validate.target_format(fmt)
+        return (_from_bits(r[0], f), r[1]) if return_flags else _from_bits(r, f)
     a = _validate.as_values(x)
     f = _validate.target_format(fmt)
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
@@ -251,12 +269,18 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,
             overflow=None, tininess=None, nan=None, sr_bits=None, seed=None, rng=None,
-            saturation=None,
-            return_flags=False, policy=None):
+            return_flags=False, saturation=None, policy=None, random_bits=None,
+            random_nbits=None):
     """Convert encodings of ``src_fmt`` into ``dst_fmt`` with one rounding.
 
     Policies as in `to_bits`; ``daz`` applies to the source operands.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.convert(bits, src_fmt, dst_fmt, rounding, random_bits=random_bits,
+                           random_nbits=random_nbits, return_flags=return_flags,
+                           subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow,
+                           tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed, rng=rng,
+                           policy=policy, saturation=saturation)
     s = _validate.source_format(src_fmt)
     if s == FP64:
         raise ValueError("convert takes encodings of a simulated format; for float64 "

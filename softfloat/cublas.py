@@ -192,7 +192,8 @@ def _plan(K, S, order, restart):
             if lo >= hi:
                 splits.append([])
             elif restart:
-                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE)) for k0 in range(lo, hi, _PROMOTE)])
+                splits.append([np.arange(k0, min(hi, k0 + _PROMOTE))
+                               for k0 in range(lo, hi, _PROMOTE)])
             else:
                 splits.append([np.arange(lo, hi)])
         return splits
@@ -235,7 +236,30 @@ def _reduce(parts, order):
 
 
 def _fma_chain(A3, B3, idx):
-    """binary32 FMA chain along the K indices ``idx`` from +0: (nbt, m, n) float32."""
+    """binary32 FMA chain along the K indices ``idx`` from +0: (nbt, m, n) float32.
+    The host's fused multiply-add (``llvm.fma.f32``, one IEEE rounding) runs the
+    chain where this thread's MXCSR keeps subnormals; `_fma_chain_slow` (the
+    library's ``fma``, one call per k) is its twin, and the path under FTZ/DAZ.
+    NaN payloads may differ between the two; `_to_out` makes every NaN canonical."""
+    from ._kernels import hw
+    from ._kernels.mma_amd import fma32_fast_chunk
+    from ._parallel import run_chunks_weighted
+    if hw.flushes() or A3.dtype != np.uint32 or B3.dtype != np.uint32:
+        return _fma_chain_slow(A3, B3, idx)
+    idx = np.asarray(idx, np.int64)
+    nbt, m, _ = A3.shape
+    n = B3.shape[2]
+    K = idx.size
+    Av = np.ascontiguousarray(A3[:, :, idx]).view(np.float32).reshape(nbt * m, K)
+    Bv = np.ascontiguousarray(B3[:, idx, :]).view(np.float32)
+    out = np.empty(nbt * m * n, np.float32)
+    run_chunks_weighted(fma32_fast_chunk, nbt * m, max(K, 1) * n, Av, Bv, K, n,
+                        np.zeros(1, np.float32), False, out)
+    return out.reshape(nbt, m, n)
+
+
+def _fma_chain_slow(A3, B3, idx):
+    """`_fma_chain` through the library's ``fma`` (the general kernels)."""
     from .arith import fma
     nbt, m, _ = A3.shape
     n = B3.shape[2]
@@ -567,27 +591,31 @@ def _info(arch, profile, dev_name, unit, fa, fb, fo, fp8, fast, S, order, source
     scaled_semantics = not (rowwise or has_bias or has_c or alpha != np.float32(1))
     if fp8 and profile is not None and scaled_semantics:
         split_ok = S == 1 if dec is None else bool(dec.verified)
+        why = f"split (S={S}, {order}) was never replayed on the {_PLATFORM_NAME[profile]} " \
+              f"(mmaemu's verified combinations)"
         if S > 1 and dec is None:
             try:
                 split_ok = bool(_mmaemu_split(profile, *mnk, fa, fb, fo, fast, (S, order)).verified)
             except ImportError:
-                notes.append(f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split "
-                             f"was replayed on the hardware is not known")
-            except ValueError as e:
-                notes.append(f"split (S={S}, {order}): not a layout of this device's kernels "
-                             f"({e})")
+                why = (f"split (S={S}, {order}): {_MMAEMU_INSTALL}, so whether this split was "
+                       f"replayed on the hardware is not known")
         if not split_ok:
-            notes.append(f"split (S={S}, {order}) was never replayed on the "
-                         f"{_PLATFORM_NAME[profile]} (mmaemu's verified combinations)")
+            notes.append(why)
         else:
             claim = "validated"
             by = (f"mmaemu 0.1.0 reference model (recordings of the {_PLATFORM_NAME[profile]}): "
                   f"parity tests; MMA-Sim 2.1.1 instruction parity")
     elif fp8 and profile is not None:
-        notes.append("bias, C, alpha != 1 or row-wise scales: the epilogue is modelled")
-    elif fp8 and arch in ("hopper", "ada"):
-        notes.append(f"the same kernels as the recorded {'H100 PCIe' if arch == 'hopper' else 'RTX 4060'}"
-                     f" are assumed; not recorded on {dev_name}")
+        notes.append("row-wise scales: torch runs them through CUTLASS kernels, modelled here "
+                     "as cuBLASLt's chain and epilogue" if rowwise else
+                     "bias, C or alpha != 1: the epilogue is modelled")
+    if fp8 and arch not in ("hopper", "ada"):
+        notes.append(f"no promotion is modelled on {arch}: fast_accum changes nothing, the "
+                     f"instruction is chained along each split")
+    elif fp8 and profile is None:
+        rec = "H100 PCIe" if arch == "hopper" else "RTX 4060"
+        notes.append(f"the same kernels as the recorded {rec} are assumed; not recorded on "
+                     f"{dev_name}")
     return GemmInfo(instruction=ins, splitk=(S, order), split_source=source, claim=claim,
                     validated_by=by, device=dev_name, arch=arch, accumulation=acc,
                     notes=tuple(notes))
@@ -606,6 +634,9 @@ def scaled_mm(a8, b8, scale_a, scale_b, *, device, out_fmt, a_fmt="fp8_e4m3", b_
     if fa == fb == "fp8_e5m2":
         raise ValueError("torch._scaled_mm: multiplication of two e5m2 matrices is not supported")
     if bias is not None:
+        if bias_fmt is None and fo not in ("bf16", "fp16"):
+            raise ValueError(f"torch._scaled_mm: a bias with a {fo} output needs bias_fmt "
+                             f"('bf16' or 'fp16')")
         bf = fo if bias_fmt is None else _fmt(bias_fmt, "bias_fmt", ("bf16", "fp16"))
         if fo == "fp32":
             raise ValueError("torch._scaled_mm: bias is not supported with an fp32 output")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES"]
+__all__ = ["Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES",
+           "STOCHASTIC_SCHEMES"]
 
 
 class Rounding(enum.IntEnum):
@@ -45,6 +46,10 @@ _ALIASES = {
 
 ROUNDING_MODES = tuple(r.label for r in Rounding)
 DETERMINISTIC_MODES = tuple(r.label for r in Rounding if r != Rounding.STOCHASTIC)
+# Stochastic rounding with explicit random bits (softfloat.stochastic,
+# docs/stochastic.md): P3109's StochasticA/B/C and add-and-truncate. Each is
+# Rounding.STOCHASTIC with a scheme; the conversions and + - * / fma sqrt take them.
+STOCHASTIC_SCHEMES = ("stochastic_a", "stochastic_b", "stochastic_c", "stochastic_add")
 
 
 def get_rounding(mode) -> Rounding:
@@ -55,6 +60,10 @@ def get_rounding(mode) -> Rounding:
         key = mode.strip().lower().replace("-", "_")
         if key in _ALIASES:
             return _ALIASES[key]
+        if key in STOCHASTIC_SCHEMES:
+            raise ValueError(f"rounding {mode!r} (stochastic rounding with explicit random bits) "
+                             f"is taken by to_bits, quantize, convert and add, sub, mul, div, "
+                             f"fma, sqrt only; see softfloat.stochastic")
         opt = key.lstrip("_")
         if opt.startswith("r") and opt[1:] in _ALIASES:    # TestFloat's -r<mode> option
             return _ALIASES[opt[1:]]

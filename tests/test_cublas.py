@@ -259,6 +259,25 @@ def test_fp32_fma_chain_against_exact_rationals():
             assert int(got[i, j]) == want, (i, j)
 
 
+def test_fp32_fma_chain_fast_kernel_matches_its_slow_twin():
+    """The host-fma chain against the library's fma, one call per k: subnormal,
+    signed-zero, infinite and NaN operands, split index sets, batches."""
+    from softfloat.cublas import _fma_chain, _fma_chain_slow
+    rng = np.random.default_rng(11)
+    A = rng.integers(0, 2**32, (2, 7, 40), dtype=np.uint64).astype(np.uint32)
+    B = rng.integers(0, 2**32, (2, 40, 6), dtype=np.uint64).astype(np.uint32)
+    A[:, :, ::3] = sf.to_bits(random_values(rng, (2, 7, 14), -149, -120), "fp32")
+    B[:, ::2, :] = sf.to_bits(random_values(rng, (2, 20, 6), -10, 10), "fp32")
+    A[0, 0, :] = 0x80000000                      # -0 products
+    B[1, 5, 2] = 0x7F800000                      # an infinity
+    for idx in (np.arange(40), np.arange(0, 40, 3), np.arange(17, 31)):
+        fast = _fma_chain(A, B, idx).view(np.uint32)
+        slow = _fma_chain_slow(A, B, idx).view(np.uint32)
+        nan = np.isnan(fast.view(np.float32))
+        assert np.array_equal(nan, np.isnan(slow.view(np.float32)))
+        assert np.array_equal(fast[~nan], slow[~nan])
+
+
 def test_batched_broadcast():
     rng = np.random.default_rng(6)
     A = finite_codes(rng, (2, 1, 8, 64), "bf16")
@@ -298,6 +317,9 @@ def test_info_claims_and_sources():
     _, i5 = cublas.gemm(A.astype(np.uint16), B.astype(np.uint16), device="h100", a_fmt="bf16",
                         out_fmt="bf16", splitk="auto", return_info=True)
     assert i5.split_source == "default S=1" and i5.claim == "modelled"
+    _, i6 = cublas.gemm(A, B, device="b200", a_fmt="fp8_e4m3", out_fmt="bf16", fast_accum=True,
+                        return_info=True)
+    assert i6.claim == "modelled" and any("no promotion" in s for s in i6.notes)
 
 
 def test_auto_without_mmaemu(monkeypatch):
@@ -310,6 +332,9 @@ def test_auto_without_mmaemu(monkeypatch):
     assert info.split_source == "default S=1" and info.splitk == (1, "none")
     assert any("not installed" in s for s in info.notes)
     assert np.all(out.view(np.float32) == 128.0)
+    _, info = cublas.scaled_mm(A, B, np.float32(1), np.float32(1), device="rtx4060",
+                               out_fmt="fp32", splitk=(2, "serial"), return_info=True)
+    assert info.claim == "modelled" and any("not installed" in s for s in info.notes)
 
 
 def test_auto_uses_recorded_split():
@@ -368,6 +393,9 @@ def test_refusals():
     with pytest.raises(ValueError, match="must be bf16"):
         cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="bf16",
                          bias=np.zeros(16, np.uint16), bias_fmt="fp16")
+    with pytest.raises(ValueError, match="needs bias_fmt"):
+        cublas.scaled_mm(A, B, s, s, device="h100", out_fmt="fp8_e4m3",
+                         bias=np.zeros(16, np.uint16))
     with pytest.raises(ValueError, match="bias: expected shape"):
         cublas.gemm(A, B, device="h100", a_fmt="fp8_e4m3", out_fmt="bf16",
                     bias=np.zeros(4, np.uint16), bias_fmt="bf16")

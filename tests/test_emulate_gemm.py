@@ -110,3 +110,47 @@ def test_cpu_autocast_runs_the_gemm_in_bfloat16():
                        a_fmt="bf16", out_fmt="bf16")
     assert np.array_equal(to_bits(y), want)
     assert run.report().calls("aten.mm", dtype="bfloat16") == 1
+
+
+@pytest.mark.parametrize("device,profile,split", [("h100_pcie", "hopper", None),
+                                                  ("h100_pcie", "hopper", (3, "contiguous")),
+                                                  ("rtx4060", "ada", None),
+                                                  ("rtx4060", "ada", (3, "pairwise"))])
+def test_scaled_mm_under_the_mode_equals_mmaemu(device, profile, split):
+    """torch._scaled_mm in a program under sf.emulate against mmaemu's CPU reference
+    model (built from recordings of those GPUs), bit for bit."""
+    mmaemu = pytest.importorskip("mmaemu")
+    import warnings
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        g = torch.Generator().manual_seed(15)
+        x8 = (torch.randn(24, 320, generator=g) * 30).to(torch.float8_e4m3fn)
+        w8 = (torch.randn(48, 320, generator=g) * 2 ** -6).to(torch.float8_e4m3fn)
+        x8[3] = 0
+        sa, sb = torch.tensor(0.37), torch.tensor(1.3e-3)
+        for out in (torch.bfloat16, torch.float32):
+            for fast in (True, False):
+                with sf.emulate(device, splitk=split):
+                    y = torch._scaled_mm(x8, w8.t(), sa, sb, out_dtype=out, use_fast_accum=fast)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ref = mmaemu.scaled_mm(x8, w8.t(), sa, sb, out_dtype=out, use_fast_accum=fast,
+                                           profile=profile, splitk=1 if split is None else split,
+                                           backend="reference")
+                assert np.array_equal(to_bits(y), to_bits(ref)), (out, fast)
+    finally:
+        torch.set_num_threads(n_threads)
+
+
+def test_scaled_mm_refuses_what_the_gpu_refuses():
+    x8 = torch.ones(16, 40).to(torch.float8_e4m3fn)
+    w8 = torch.ones(32, 40).to(torch.float8_e4m3fn)
+    one = torch.tensor(1.0)
+    with sf.emulate("h100"):
+        with pytest.raises(RuntimeError, match="k and n multiples of 16"):
+            torch._scaled_mm(x8, w8.t(), one, one, out_dtype=torch.bfloat16)
+        w8 = torch.ones(32, 48).to(torch.float8_e4m3fn)
+        with pytest.raises(RuntimeError, match="column-major"):
+            torch._scaled_mm(torch.ones(16, 48).to(torch.float8_e4m3fn), w8.t().contiguous(),
+                             one, one, out_dtype=torch.bfloat16)

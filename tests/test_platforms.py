@@ -391,19 +391,27 @@ def test_device_table_covers_every_record_and_each_lookup_returns_it():
     # the three registries, read directly, against the table
     assert [d.name for d in by_kind["platform"]] == sf.platform_names()
     assert [d.name for d in by_kind["matrix unit"]] == list(ARCHS)
-    assert [d.name for d in by_kind["block-FMA"]] == list(sf.TENSOR_CORE_PRESETS)
+    assert [d.name for d in by_kind["block-FMA"]] == [f"{g}_blockfma"
+                                                      for g in sf.TENSOR_CORE_PRESETS]
+    assert [d.name for d in by_kind["fp8 GEMM"]] == list(sf.mx_gemm.FP8_GEMM_PRESETS)
+    # one meaning per name: no name or alias names two rows
+    names = [x for d in rows for x in (d.name,) + tuple(d.aliases)]
+    assert len(names) == len(set(names)), sorted(x for x in names if names.count(x) > 1)
     assert sum(map(len, by_kind.values())) == len(rows) and P.devices("block-FMA") == \
         by_kind["block-FMA"]
-    want = {"platform": P.Platform, "matrix unit": MatrixUnit, "block-FMA": sf.BlockFMA}
+    want = {"platform": P.Platform, "matrix unit": MatrixUnit, "block-FMA": sf.BlockFMA,
+            "fp8 GEMM": sf.mx_gemm.FP8GemmModel}
     for d in rows:
         rec = eval(d.lookup, {"sf": sf})
         assert isinstance(rec, want[d.kind]), d
-        fn = d.lookup[3:d.lookup.index("(")]
-        assert getattr(importlib.import_module(d.module), fn) is getattr(sf, fn), d
+        *mod, fn = d.lookup[3:d.lookup.index("(")].split(".")
+        ns = importlib.import_module(".".join(["softfloat"] + mod))
+        assert getattr(importlib.import_module(d.module), fn) is getattr(ns, fn), d
         for a in d.aliases:                       # an alias names the same record
             assert eval(d.lookup.replace(repr(d.name), repr(a)), {"sf": sf}) == rec, (d, a)
         for f in d.formats:
-            assert sf.block_fma_preset(d.name, f).width == sf.TENSOR_CORE_PRESETS[d.name][f][0]
+            gpu = d.name.removesuffix("_blockfma")
+            assert sf.block_fma_preset(gpu, f).width == sf.TENSOR_CORE_PRESETS[gpu][f][0]
     # a platform with transcribed models names their module; importing it registers them
     cpu = next(d for d in rows if d.name == "torch_cpu")
     from softfloat.model_hook import model_for

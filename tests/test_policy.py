@@ -105,3 +105,16 @@ def test_policy_flags_go_to_the_current_context():
 def test_policy_must_be_a_policy():
     with pytest.raises(TypeError, match="softfloat.Policy"):
         sf.to_bits([1.0], "fp16", policy={"rounding": "rtz"})
+
+
+def test_resolved_policies_follow_the_context():
+    # resolve keeps the policy of the same keywords per context; a changed context
+    # field, or a keyword of another type (ftz=1), is resolved anew
+    with sf.localcontext() as ctx:
+        p = sf.Policy.resolve("rtz")
+        assert sf.Policy.resolve("rtz") is p
+        ctx.nan = "canonical"
+        assert sf.Policy.resolve("rtz").nan == NanRule("canonical")
+        sf.Policy.resolve(ftz=True)
+        with pytest.raises(TypeError):
+            sf.Policy.resolve(ftz=1)

@@ -204,8 +204,8 @@ def test_progress_is_shown_by_default_on_long_runs(monkeypatch, capsys):
     sf.verify(impl, "add", "fp16", space=3000, shards=3)
     assert capsys.readouterr().err == ""          # short run, not a terminal: silent
     monkeypatch.setattr(backends, "AUTO_AFTER", 0.0)
-    sf.verify(impl, "add", "fp16", space=3000, shards=3)
+    sf.verify(impl, "add", "fp16", space=3000)
     err = capsys.readouterr().err
-    assert "verify add fp16 nearest_even" in err and "3,000/3,000" in err
+    assert "verify add fp16 nearest_even" in err and err.count("3,000/3,000") == 1
     sf.verify(impl, "add", "fp16", space=3000, shards=3, progress=False)
     assert capsys.readouterr().err == ""

@@ -14,6 +14,12 @@ from ..rounding import Rounding
 RNE, RNA, RTZ = int(Rounding.NEAREST_EVEN), int(Rounding.NEAREST_AWAY), int(Rounding.TOWARD_ZERO)
 RUP, RDN, RTO, RSR = (int(Rounding.UPWARD), int(Rounding.DOWNWARD), int(Rounding.ODD),
                       int(Rounding.STOCHASTIC))
+# Stochastic rounding schemes with explicit random bits (softfloat.stochastic):
+# kernel codes only, read from pol[P_MODE] by core.round_pack (their Python names,
+# rounding.STOCHASTIC_SCHEMES, resolve to Rounding.STOCHASTIC plus the scheme).
+# P3109 StochasticA/B/C, and add-and-truncate (the random bits added below the
+# last bit of the value's own binade at full precision, then truncation).
+RSR_A, RSR_B, RSR_C, RSR_ADD = 16, 17, 18, 19
 # Flag bits (softfloat.flags.Flags: SoftFloat's values).
 F_INEXACT, F_UNDERFLOW, F_OVERFLOW = int(Flags.INEXACT), int(Flags.UNDERFLOW), int(Flags.OVERFLOW)
 F_INFINITE, F_INVALID = int(Flags.INFINITE), int(Flags.INVALID)
@@ -35,7 +41,7 @@ C_ZERO, C_FINITE, C_INF, C_QNAN, C_SNAN = 0, 1, 2, 3, 4
 # NaN modes (pol[P_NAN]); what each one does is `specialize.make_nan`'s docstring.
 NAN_PROPAGATE, NAN_CANONICAL, NAN_KEEP, NAN_PROPAGATE_LAST = 0, 1, 2, 3
 
-# Policy tuple layout (built by softfloat.context.kernel_policy):
+# Policy tuple layout (built by softfloat.context.Policy.kernel_tuple):
 #   P_MODE    rounding code (read by core.round_pack only)
 #   P_FTZ     flush subnormal results to zero (after rounding)
 #   P_DAZ     read subnormal operands as zero

@@ -46,15 +46,13 @@ from numba import njit
 
 from .codes import RDN as _RDN, RNA as _RNA, RNE as _RNE, RTZ as _RTZ, RUP as _RUP
 from .core import addend_branchfree, round_masks
-from .hw import BLOCK, MXCSR_DAZ, MXCSR_FTZ, cvt16_block, f32_bits, f64_bits, mxcsr
+from .hw import BLOCK, cvt16_block, f32_bits, f64_bits, flushes
 
 _1 = np.int32(1)
 _0 = np.int32(0)
 
 
-@njit(cache=True)
-def _env_bad():
-    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+_env_bad = flushes        # MXCSR has FTZ or DAZ set (hw.flushes)
 
 
 @njit(cache=True)

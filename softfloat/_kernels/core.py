@@ -24,9 +24,10 @@ from .codes import (C_FINITE, C_INF, C_QNAN, C_SNAN, C_ZERO, F_INEXACT, F_INFINI
                     K_P3109, K_P3SE, K_P3SF, K_P3UE, K_P3UF, NAN_CANONICAL, SAT_FINITE, SAT_NONE,
                     SAT_PROPAGATE,
                     NAN_KEEP, NAN_PROPAGATE, OVF_IEEE, OVF_NAN, OVF_SATURATE, P_DAZ, P_FTZ,
-                    P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RTO,
-                    RTZ, RUP)
+                    P_MODE, P_NAN, P_NANBITS, P_OVF, P_SRBITS, P_TINB, RDN, RNA, RNE, RSR, RSR_A,
+                    RTO, RTZ, RUP)
 from .jit import helper
+from .sr_schemes import is_sr_code, scheme_round_up
 from .specialize import nan_payload_length, signed_nan
 
 # The codes (rounding modes, flags, policies, classes, the policy tuple layout)
@@ -305,6 +306,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
     sh = 62 - M
     if tiny_before:
         sh += emin - e
+    sh_full = sh
     if sh > 62:                       # keep sh <= 62 so that q, rem, half fit
         sig = shift_right_jam(sig, sh - 62)
         sh = 62
@@ -330,6 +332,9 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
                 top += 1
             if rbits < top:           # P(up) = ceil(frac * 2**nb) / 2**nb
                 q += 1
+        elif mode >= RSR_A:           # explicit-bit schemes (sr_schemes.py)
+            nb = pol[P_SRBITS]
+            q += scheme_round_up(mode, nb, rbits, rem, sh, 62 - M - nb - (sh_full - sh))
         else:
             q += _round_increment(mode, sign, qpar, rem, half)
     # 4. Pack: a carry out of the significand moves into the exponent by itself.
@@ -344,7 +349,7 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
         return b, p3109_saturate_flags(b, E, M, kind)
     if mag > max_mag(E, M, kind):
         flags |= F_OVERFLOW | F_INEXACT
-        to_inf = (mode == RNE or mode == RNA or mode == RSR
+        to_inf = (mode == RNE or mode == RNA or is_sr_code(mode)
                   or (mode == RUP and sign == 0) or (mode == RDN and sign == 1))
         return overflow_result(sign, to_inf, E, M, kind, pol[P_OVF]), flags
     # 6. Tininess and underflow.
@@ -359,11 +364,11 @@ def round_pack(sign, exp, sig, E, M, bias, kind, pol, rbits):
         # below 2**-bias is tiny, and inexact there, so it raises underflow.
         if mag < 0:
             return np.int64(0), flags | F_UNDERFLOW | F_INEXACT
-        if e < -bias and (pol[P_TINB] != 0 or mode == RSR or mode == RTO):
+        if e < -bias and (pol[P_TINB] != 0 or is_sr_code(mode) or mode == RTO):
             flags |= F_UNDERFLOW
         return mag, flags
     tiny = tiny_before
-    if tiny and e == emin - 1 and pol[P_TINB] == 0 and mode != RSR and mode != RTO:
+    if tiny and e == emin - 1 and pol[P_TINB] == 0 and not is_sr_code(mode) and mode != RTO:
         # after rounding: would rounding to full precision carry up to 2**emin?
         sh0 = 62 - M
         q0 = sig >> sh0

@@ -136,8 +136,8 @@ import threading
 import numpy as np
 from numba import njit
 
-from .hw import (MXCSR_DAZ, MXCSR_FTZ, add32, and32, bits_f32, f16_to_f32, f32_bits,
-                 f32_to_f16, fma32, mxcsr, or32, shl32, shr32, xor32)
+from .hw import (add32, and32, bits_f32, f16_to_f32, f32_bits, f32_to_f16, flushes, fma32,
+                 or32, shl32, shr32, xor32)
 
 from .codes import RDN as _RDN, RNA as _RNA, RNE as _RNE, RTO as _RTO, RUP as _RUP
 
@@ -377,7 +377,7 @@ def _run(lo, hi, op, kind, a, b, c, out, scratch, idx, mode, E, M, bias):
     one is scanned again and its slow elements' indices are written to idx (this
     chunk's own list, the first idx.size of them; the count returned may be
     larger: the caller then scans scratch[lo:hi] itself)."""
-    if (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0:
+    if flushes():
         return np.int64(-1)
     cap = idx.size
     acc = np.uint8(0)

@@ -232,9 +232,17 @@ def mxcsr(typingctx):
 
 
 @njit(cache=True)
+def flushes():
+    """True when this thread's MXCSR has FTZ or DAZ set (float32/float64
+    subnormals flushed or read as zero): the one reading of the flush bits, for
+    the kernels (a fast pass refuses) and for Python (x86-64 only)."""
+    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+
+
+@njit(cache=True)
 def fp_env_ok():
     """True when this thread's float32 arithmetic is IEEE: neither FTZ nor DAZ set."""
-    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) == 0
+    return not flushes()
 
 
 def process_fp_env_ok() -> bool:

@@ -32,34 +32,12 @@ from numba.extending import intrinsic
 
 from .jit import helper
 from .core import clz64
+from .hw import fma32, fma64
 from .mma import NO_EXP, exact_chunk, out_pos, two_stage_chunk
 
 
-# ---------------------------------------------------------------------------
-# IEEE fused multiply-add (one rounding)
-# ---------------------------------------------------------------------------
-def _fma_codegen(llty):
-    def codegen(context, builder, sig, args):
-        fnty = ir.FunctionType(llty, [llty] * 3)
-        fn = builder.module.declare_intrinsic("llvm.fma", [llty], fnty)
-        return builder.call(fn, args)
-    return codegen
-
-
-@intrinsic
-def fma_f32(typingctx, x, y, z):
-    """binary32 x * y + z rounded once to nearest-even (llvm.fma.f32)."""
-    if not all(t == types.float32 for t in (x, y, z)):
-        return None
-    return types.float32(x, y, z), _fma_codegen(ir.FloatType())
-
-
-@intrinsic
-def fma_f64(typingctx, x, y, z):
-    """binary64 x * y + z rounded once to nearest-even (llvm.fma.f64)."""
-    if not all(t == types.float64 for t in (x, y, z)):
-        return None
-    return types.float64(x, y, z), _fma_codegen(ir.DoubleType())
+# IEEE fused multiply-add (one rounding): softfloat._kernels.hw's llvm.fma
+fma_f32, fma_f64 = fma32, fma64
 
 
 @njit(cache=True, nogil=True)

@@ -36,7 +36,7 @@ from numba import njit
 
 from .core import (C_FINITE, K_FN, K_FNUZ, K_IEEE, P_SRBITS, addend_branchfree, clz64,
                    is_stochastic, rand_bits, round_masks, round_pack, unpack)
-from .hw import MXCSR_DAZ, MXCSR_FTZ, bits_f32, bits_f64, f32_bits, f64_bits, mxcsr
+from .hw import bits_f32, bits_f64, f32_bits, f64_bits, flushes
 from .specialize import signed_nan
 from ..formats import E8M0, FP8_E4M3
 
@@ -316,10 +316,7 @@ _MAG32 = np.int32(0x7FFFFFFF)
 _MAG64 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
-@njit(cache=True)
-def _env_bad():
-    """MXCSR has FTZ or DAZ set (float32 subnormals would be read as zero)."""
-    return (mxcsr() & (MXCSR_DAZ | MXCSR_FTZ)) != 0
+_env_bad = flushes        # MXCSR has FTZ or DAZ set (hw.flushes)
 
 
 def caller_flushes() -> bool:

@@ -42,7 +42,8 @@ def run(device, name, func, args, kwargs):
         return _scaled(cb, device, a)
     x, y = (a["self"], a["mat2"]) if name in ("mm", "bmm") else (a["mat1"], a["mat2"]) \
         if name == "addmm" else (a["batch1"], a["batch2"])
-    if x.dtype != y.dtype or x.dtype not in _DT or a.get("out") is not None:
+    if x.dtype != y.dtype or x.dtype not in _DT or a.get("out") is not None \
+            or x.numel() == 0 or y.numel() == 0:
         return None
     fmt = fmt_of(x.dtype)
     kw = dict(device=device.name, a_fmt=fmt, out_fmt=fmt, splitk=device.splitk,
@@ -68,6 +69,12 @@ def _scaled(cb, device, a):
     x, y = a["self"], a["mat2"]
     if x.dtype not in _FP8 or y.dtype not in _FP8:
         return None
+    if x.dim() != 2 or y.dim() != 2 or any(d % 16 for d in (x.shape[1], *y.shape)):
+        raise RuntimeError(f"torch._scaled_mm on the GPU takes 2-D operands, k and n "
+                           f"multiples of 16; got {tuple(x.shape)} and {tuple(y.shape)}")
+    if x.stride(1) != 1 or y.stride(0) != 1:
+        raise RuntimeError("torch._scaled_mm on the GPU takes a row-major first operand and a "
+                           "column-major second one (e.g. w.t() of a row-major w)")
     od = a.get("out_dtype") or x.dtype
     if od not in FORMATS or a.get("scale_result") is not None or a.get("out") is not None:
         return None

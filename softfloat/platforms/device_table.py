@@ -12,15 +12,21 @@
   ``hopper``).
 * ``block-FMA``: a paper-based `BlockFMA` tensor-core preset (`TENSOR_CORE_PRESETS`,
   `softfloat.block_fma_preset`), kept beside the matrix units it agrees with on
-  fp16/bf16/tf32 inputs.
+  fp16/bf16/tf32 inputs. Its row is named ``<gpu>_blockfma`` (``h100_blockfma``:
+  ``block_fma_preset("h100")``), so that a name means one device: ``"h100"`` is
+  the matrix unit, as under ``acc=``.
+* ``fp8 GEMM``: an fp8 GEMM model of a library on a matrix unit
+  (`softfloat.mx_gemm.FP8_GEMM_PRESETS`, `softfloat.mx_gemm.fp8_gemm_model`).
+
+Every name and alias of the table names one row (tests/test_platforms.py).
 
 Each row says where its record is defined (``module``, read from the lookup
 function itself) and the call that returns it (``lookup``, an expression in the
 ``softfloat`` namespace ``sf``):
 
 >>> import softfloat.platforms as P
->>> [(d.name, d.kind, d.lookup) for d in P.devices() if "h100" in (d.name,) + d.aliases]
-[('hopper', 'matrix unit', "sf.tensor_core('hopper')"), ('h100', 'block-FMA', "sf.block_fma_preset('h100')")]
+>>> [(d.name, d.kind, d.lookup) for d in P.devices() if "h100" in d.name + str(d.aliases)]
+[('hopper', 'matrix unit', "sf.tensor_core('hopper')"), ('h100_blockfma', 'block-FMA', "sf.block_fma_preset('h100')")]
 """
 from __future__ import annotations
 
@@ -29,11 +35,12 @@ from dataclasses import dataclass
 from ..accumulate import TENSOR_CORE_PRESETS, block_fma_preset
 from ..mma import ARCH_ALIASES, ARCHS, tensor_core
 from ..model_hook import MODEL_MODULES
+from ..mx_gemm import FP8_GEMM_PRESETS, fp8_gemm_model
 from .presets import _ALIASES, PRESETS, get_platform
 
 __all__ = ["Device", "DEVICE_KINDS", "devices"]
 
-DEVICE_KINDS = ("platform", "matrix unit", "block-FMA")
+DEVICE_KINDS = ("platform", "matrix unit", "block-FMA", "fp8 GEMM")
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,9 @@ def devices(kind: str | None = None) -> list:
                            f"sf.tensor_core({arch!r})",
                            tuple(ARCH_ALIASES.get(arch, ()))))
     for gpu, table in TENSOR_CORE_PRESETS.items():
-        rows.append(Device(gpu, "block-FMA", block_fma_preset.__module__,
+        rows.append(Device(f"{gpu}_blockfma", "block-FMA", block_fma_preset.__module__,
                            f"sf.block_fma_preset({gpu!r})", formats=tuple(table)))
+    for name in FP8_GEMM_PRESETS:
+        rows.append(Device(name, "fp8 GEMM", fp8_gemm_model.__module__,
+                           f"sf.mx_gemm.fp8_gemm_model({name!r})"))
     return [r for r in rows if kind is None or r.kind == kind]

@@ -34,6 +34,7 @@ class Progress:
         self.enabled = (self.tty if enabled is None else bool(enabled))
         self.auto = enabled is None and not self.tty
         self.shown = False
+        self.printed = -1
 
     def add(self, n, force=False):
         self.done += n
@@ -44,7 +45,10 @@ class Progress:
             return
         if not force and now - self.last < (0.5 if self.tty else 10.0):
             return
+        if force and self.shown and self.printed == self.done and not self.tty:
+            return                     # that line is already there
         self.shown = True
+        self.printed = self.done
         self.last = now
         frac = self.done / self.total if self.total else 1.0
         el = now - self.t0
@@ -54,6 +58,14 @@ class Progress:
                 f"{el:6.1f}s ETA {eta:6.1f}s")
         sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
         sys.stderr.flush()
+
+    def abandon(self):
+        """End the bar after an error: the line in progress on a terminal is
+        ended, nothing more is printed."""
+        if self.enabled and self.shown and self.tty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        self.enabled = False
 
     def close(self):
         if self.auto and not self.shown:

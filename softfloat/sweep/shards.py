@@ -75,6 +75,8 @@ def run_shards(fn, shard_ids, args_of, *, expected, out=None, name=None, cfg=Non
             run_parallel(sealed_call, [(fn, args_of(k), path) for k, path in todo],
                          jobs=min(jobs, len(todo)), backend=backend, scheduler=scheduler,
                          on_result=done)
-    finally:
-        bar.close()
+    except BaseException:
+        bar.abandon()              # no final line: the error is the last word
+        raise
+    bar.close()
     return results, notes

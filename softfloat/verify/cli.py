@@ -61,6 +61,10 @@ def _parser():
                    help="fma: the sweep's cancelling addends for every (a, b)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of a random space and of TestFloat's random cases (default 0)")
+    p.add_argument("--random-nbits", type=int, default=None, metavar="N",
+                   help="stochastic rounding given the random bits (--rounding stochastic_a, "
+                        "_b, _c, stochastic_add or stochastic): the impl takes N-bit random "
+                        "integers as its last operand (softfloat.verify.stochastic)")
     for k in ("ftz", "daz"):
         p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
     p.add_argument("--tininess", choices=TININESS, default=None,
@@ -136,6 +140,9 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     from .engine import verify
+    if args.random_nbits is not None:
+        from .stochastic import cli_main
+        return cli_main(args, _space(args))
     old_term = _on_sigterm()
     try:
         if args.rounding.strip() == "all":

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import sweep as SW
 from ..rounding import Rounding, get_rounding
+from ..stochastic import scheme_of
 from .impls import as_impl
 from .ops import DEFAULTS, Op, get_op, normalize_policies
 from .compare import (FLAG_NAMES, _add_stats, _empty_store, _example, _keep, _new_stats,
@@ -278,12 +279,17 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         ``tininess``, ``nan``, ``overflow``): the setting the implementation
         is checked against (also sent to an SFV1 program as key=value words).
     """
+    if scheme_of(rounding) is not None or "random_nbits" in policies:
+        # stochastic rounding with the random bits as an operand (verify/stochastic.py)
+        from .stochastic import verify_stochastic
+        return verify_stochastic(impl, op, fmt, rounding, space, seed=seed, check_nan=check_nan,
+                                 diagnose_fails=diagnose, max_examples=max_examples, **policies)
     t0 = time.perf_counter()
     o = get_op(op, fmt)
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
-        raise ValueError("verify checks deterministic rounding modes; stochastic rounding "
-                         "has no single right answer")
+        raise ValueError("verify checks stochastic rounding given the random bits: pass "
+                         "random_nbits=N (impl then takes them as its last operand)")
     setting = {"rounding": mode.label, **normalize_policies(policies)}
     for k in DEFAULTS:
         if setting[k] != DEFAULTS[k] and k not in o.policies:
