@@ -242,12 +242,20 @@ def _from_bits(b, f: Format) -> np.ndarray:
 
 def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
              daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None,
-             rng=None, saturation=None, policy=None):
+             rng=None, saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
     return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
 
-    The policies (and ``policy=``) are those of `to_bits`.
+    The policies (and ``policy=``, ``random_bits=``, ``random_nbits=``) are those
+    of `to_bits`.
     """
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        r = _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
+                        return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
+                        overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                        seed=seed, rng=rng, policy=policy, saturation=saturation)
+        f = _validate.target_format(fmt)
+        return (_from_bits(r[0], f), r[1]) if return_flags else _from_bits(r, f)
     a = _validate.as_values(x)
     f = _validate.target_format(fmt)
     res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,

@@ -236,7 +236,30 @@ def _reduce(parts, order):
 
 
 def _fma_chain(A3, B3, idx):
-    """binary32 FMA chain along the K indices ``idx`` from +0: (nbt, m, n) float32."""
+    """binary32 FMA chain along the K indices ``idx`` from +0: (nbt, m, n) float32.
+    The host's fused multiply-add (``llvm.fma.f32``, one IEEE rounding) runs the
+    chain where this thread's MXCSR keeps subnormals; `_fma_chain_slow` (the
+    library's ``fma``, one call per k) is its twin, and the path under FTZ/DAZ.
+    NaN payloads may differ between the two; `_to_out` makes every NaN canonical."""
+    from ._kernels import hw
+    from ._kernels.mma_amd import fma32_fast_chunk
+    from ._parallel import run_chunks_weighted
+    if hw.flushes() or A3.dtype != np.uint32 or B3.dtype != np.uint32:
+        return _fma_chain_slow(A3, B3, idx)
+    idx = np.asarray(idx, np.int64)
+    nbt, m, _ = A3.shape
+    n = B3.shape[2]
+    K = idx.size
+    Av = np.ascontiguousarray(A3[:, :, idx]).view(np.float32).reshape(nbt * m, K)
+    Bv = np.ascontiguousarray(B3[:, idx, :]).view(np.float32)
+    out = np.empty(nbt * m * n, np.float32)
+    run_chunks_weighted(fma32_fast_chunk, nbt * m, max(K, 1) * n, Av, Bv, K, n,
+                        np.zeros(1, np.float32), False, out)
+    return out.reshape(nbt, m, n)
+
+
+def _fma_chain_slow(A3, B3, idx):
+    """`_fma_chain` through the library's ``fma`` (the general kernels)."""
     from .arith import fma
     nbt, m, _ = A3.shape
     n = B3.shape[2]

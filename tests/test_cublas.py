@@ -259,6 +259,25 @@ def test_fp32_fma_chain_against_exact_rationals():
             assert int(got[i, j]) == want, (i, j)
 
 
+def test_fp32_fma_chain_fast_kernel_matches_its_slow_twin():
+    """The host-fma chain against the library's fma, one call per k: subnormal,
+    signed-zero, infinite and NaN operands, split index sets, batches."""
+    from softfloat.cublas import _fma_chain, _fma_chain_slow
+    rng = np.random.default_rng(11)
+    A = rng.integers(0, 2**32, (2, 7, 40), dtype=np.uint64).astype(np.uint32)
+    B = rng.integers(0, 2**32, (2, 40, 6), dtype=np.uint64).astype(np.uint32)
+    A[:, :, ::3] = sf.to_bits(random_values(rng, (2, 7, 14), -149, -120), "fp32")
+    B[:, ::2, :] = sf.to_bits(random_values(rng, (2, 20, 6), -10, 10), "fp32")
+    A[0, 0, :] = 0x80000000                      # -0 products
+    B[1, 5, 2] = 0x7F800000                      # an infinity
+    for idx in (np.arange(40), np.arange(0, 40, 3), np.arange(17, 31)):
+        fast = _fma_chain(A, B, idx).view(np.uint32)
+        slow = _fma_chain_slow(A, B, idx).view(np.uint32)
+        nan = np.isnan(fast.view(np.float32))
+        assert np.array_equal(nan, np.isnan(slow.view(np.float32)))
+        assert np.array_equal(fast[~nan], slow[~nan])
+
+
 def test_batched_broadcast():
     rng = np.random.default_rng(6)
     A = finite_codes(rng, (2, 1, 8, 64), "bf16")

@@ -52,7 +52,9 @@ MODE_READS = {
     "softfloat/_kernels/core.py": {
         "round_pack": "the rounding", "_round_increment": "the rounding (round_pack's helper)",
         "round_masks": "the branch-free twin: the mode as 0/1 masks",
-        "is_stochastic": "whether a loop draws random bits"},
+        "is_stochastic": "whether a loop draws random bits",
+        "p3109_saturate": "round_pack's overflow step for P3109 formats: which modes "
+                          "give the largest finite value under each saturation rule"},
     "softfloat/_kernels/arith.py": {
         "int_magnitude": "passes the mode on, in the policy of the integer pseudo-format"},
     "softfloat/_kernels/arith_fast.py": {
@@ -81,6 +83,7 @@ MODE_READS = {
            "reports flags, which the units do not have"
         for f in ("round_out", "round_block", "fdpa_fast_chunk")},
     "softfloat/demo.py": {"explain": _DISPATCH},
+    "softfloat/p3109.py": {"_run": _DISPATCH},
     "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
     "softfloat/verify/compare.py": {"keywords": _DISPATCH},
     "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
@@ -93,7 +96,8 @@ MODE_READS = {
         f: _DISPATCH for f in ("_accumulate", "_blas_check", "_fast_ok", "_values_fast")},
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
-    "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel")},
+    "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel",
+                                                       "_p3109_via_float32")},
     "softfloat/mx.py": {"_prepare": _DISPATCH},
     "softfloat/_kernels/sr_schemes.py": {
         "is_sr_code": "round_pack's helper: which codes round stochastically",
@@ -126,6 +130,11 @@ NAN_LITERALS = {
     "softfloat/_kernels/mx.py": {
         "f32_exact": "the quiet bit of a float64 NaN's exact float32 image (a cast of the "
                      "operand's payload, not a NaN the library makes)"},
+    "softfloat/p3109.py": {
+        f: "a P3109 format has one NaN encoding (its own, `Format.default_nan_bits`): "
+           "results are set to it and tested against it"
+        for f in ("_ieee_fixup", "_binary", "recip", "_isnan", "_minmax", "_next",
+                  "max_subnormal_of")},
     "softfloat/platforms/presets.py": {
         "<module>": "platform data: a preset states its NaN pattern (torch CUDA's 0x7FFF)"},
     "softfloat/_kernels/eft.py": {

@@ -205,6 +205,10 @@ def test_input_checks():
                       random_nbits=2, policy=p)[0] == 0x7E
     with pytest.raises(TypeError, match="not both"):
         sf.to_bits(x, "bf16", "stochastic_a", random_nbits=2, policy=p, overflow="ieee")
+    # quantize takes them too (the values of to_bits' encodings)
+    q = sf.quantize(np.full(4, 1 + 2**-12), "fp16", "stochastic_a",
+                    random_bits=np.arange(4, dtype=np.uint8), random_nbits=2)
+    assert q.tolist() == [1.0, 1.0, 1.0, 1 + 2**-10]
     # Python ints broadcast like the data
     assert sf.to_bits(x, "bf16", "stochastic_a", random_bits=[0, 3], random_nbits=2).shape == (2,)
 
