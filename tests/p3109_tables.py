@@ -9,13 +9,11 @@ import numpy as np
 
 from p3109_reference import parse_hex_value, value_key
 
-#: the P3109/Public git directory (a mirror), or a checkout; $SOFTFLOAT_P3109_REPO overrides
-DEFAULT_REPO = "/work/.mirror/P3109+Public/repo"
-
-
 def repo():
-    r = os.environ.get("SOFTFLOAT_P3109_REPO", DEFAULT_REPO)
-    return r if os.path.isdir(r) else None
+    """The P3109/Public repository (a git directory or a checkout) named by
+    $SOFTFLOAT_P3109_REPO, or None."""
+    r = os.environ.get("SOFTFLOAT_P3109_REPO")
+    return r if r and os.path.isdir(r) else None
 
 
 def all_names():

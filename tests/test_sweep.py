@@ -546,7 +546,7 @@ def test_worker_functions_pickle_by_module_path():
     import pickle
     from softfloat.sweep import backends
     from softfloat.verify import engine as VE
-    fns = [E._worker, E.dask_shard, backends._worker_init, VE._shard_job]
+    fns = [E._worker, E.dask_shard, backends._worker_init, VE.run_shard]
     blob = pickle.dumps(fns).hex()
     code = ("import pickle, sys; fns = pickle.loads(bytes.fromhex(sys.argv[1])); "
             "print(' '.join(f.__module__ + '.' + f.__qualname__ for f in fns))")
@@ -556,7 +556,7 @@ def test_worker_functions_pickle_by_module_path():
     assert p.stdout.split() == ["softfloat.sweep.engine._worker",
                                 "softfloat.sweep.engine.dask_shard",
                                 "softfloat.sweep.backends._worker_init",
-                                "softfloat.verify.engine._shard_job"]
+                                "softfloat.verify.engine.run_shard"]
 
 
 # ---------------------------------------------------------------------------
