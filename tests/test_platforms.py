@@ -419,3 +419,18 @@ def test_device_table_covers_every_record_and_each_lookup_returns_it():
     assert [d.models for d in rows if d.models] == [cpu.models]
     with pytest.raises(ValueError, match="kind must be"):
         P.devices("gpu")
+
+
+def test_widening_fast_path_matches_the_general_kernel_on_every_encoding():
+    """fp16/bf16 -> fp32 widening inside the platform interpreter (numpy's exact
+    widening, the NaNs by the general kernel) against the general kernel alone, on
+    all 65,536 encodings, under every platform's widen NaN rule."""
+    from softfloat.platforms import ops as OPS
+    from softfloat.platforms.presets import get_platform, platform_names
+    allbits = np.arange(1 << 16, dtype=np.uint16)
+    for name in platform_names():
+        plat = get_platform(name)
+        for src in (sf.FP16, sf.BF16):
+            fast = OPS._widen(allbits, src, sf.FP32, plat)
+            slow = OPS._widen_slow(allbits, src, sf.FP32, plat)
+            assert fast.dtype == slow.dtype and np.array_equal(fast, slow), (name, src.name)
