@@ -180,3 +180,27 @@ def test_confirmation_pass_keeps_nan_rules(monkeypatch):
     rep = sf.verify(VF.library("sqrt", nan=rule), "sqrt", "fp16")
     assert rep.passes == 2
     assert rep.diagnosis["best"] == {"nan": rule} and rep.diagnosis["explained"] == 1.0
+
+
+@pytest.mark.parametrize("sat", ["satfinite", "satpropagate"])
+def test_p3109_saturation_mode_is_named(sat):
+    """A P3109 adder that saturates otherwise than the requested SatNone: the
+    device is a table built from the exact reference written from the report
+    (tests/p3109_reference.py), not from the library."""
+    import numpy as np
+    import p3109_reference as R
+    name = "binary6p3se"
+    spec = R.parse_name(name)
+    n = 1 << spec[0]
+    vals = [R.decode(c, *spec) for c in range(n)]
+    table = np.array([[R.project(R.op_add(x, y), spec, "nearest_even", sat) for y in vals]
+                      for x in vals], np.uint8)
+
+    def device(a, b):
+        return table[a.astype(np.int64), b.astype(np.int64)]
+    rep = sf.verify(device, "add", name, space="exhaustive", progress=False)
+    assert rep.mismatches > 0
+    d = rep.diagnosis
+    assert d["best"] == {"saturation": sat}, d
+    assert d["explained"] == 1.0
+    assert f"saturation='{sat}'" in d["summary"]

@@ -7,7 +7,8 @@ deterministic modes, and one mode per sign of the result, written
 ``nan`` (``"propagate"``, ``"propagate_last"`` (the operand-order choice:
 the last NaN operand wins), ``"canonical"``, x86's negative fresh NaN with
 either order, and the NaN patterns the implementation delivered), ``overflow``
-(``"saturate"`` and the default), those that the operation takes, and ``via``:
+(``"saturate"`` and the default), ``saturation`` for P3109 results (SatNone,
+SatFinite, SatPropagate), those that the operation takes, and ``via``:
 double rounding through a wider format (``{"format": "fp32", "rounding":
 "nearest_even"}``: the operation rounded into fp32 first, then into the result
 format by ``rounding``; `softfloat.verify.compare.through`), for the formats of
@@ -124,6 +125,8 @@ def candidate_values(op: Op, got, flags_checked) -> dict:
         dims["tininess"] = list(TININESS)
     if "overflow" in op.policies and z is not None:
         dims["overflow"] = [None, "saturate"]
+    if "saturation" in op.policies and z is not None:
+        dims["saturation"] = [None, "satfinite", "satpropagate"]      # None: SatNone
     if "nan" in op.policies and z is not None and z.has_nan:
         from ..specialize import NanRule
         vals = ["propagate", "propagate_last", "canonical"]

@@ -48,7 +48,7 @@ def _policy_words(policies: dict) -> list:
     patterns in hex)."""
     from .ops import DEFAULTS
     out = []
-    for k in ("ftz", "daz", "tininess", "nan", "overflow"):
+    for k in ("ftz", "daz", "tininess", "nan", "overflow", "saturation"):
         v = policies.get(k, DEFAULTS[k])
         if v == DEFAULTS[k] or v is None:
             continue

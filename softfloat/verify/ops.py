@@ -27,7 +27,8 @@ An operation is named as in the SFV1 header (docs/verify.md):
   the integers' two's-complement bits in unsigned arrays).
 
 Policies are the library's keywords: ``ftz``, ``daz``, ``tininess``, ``nan``,
-``overflow`` (each op takes those that apply to it, `Op.policies`).
+``overflow`` or, for a result in a P3109 format, ``saturation`` (each op takes
+those that apply to it, `Op.policies`).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ __all__ = ["Op", "get_op", "op_names", "DEFAULTS", "POLICIES", "normalize_polici
 
 #: The library's defaults of the policies verify searches over.
 DEFAULTS = {"ftz": False, "daz": False, "tininess": "after", "nan": "propagate",
-            "overflow": None}
+            "overflow": None, "saturation": None}
 POLICIES = tuple(DEFAULTS)
 
 BINARY = ("add", "sub", "mul", "div")
@@ -57,8 +58,14 @@ INTS = {"int32": (32, True), "int64": (64, True), "uint32": (32, False),
         "uint64": (64, False)}
 _TF_INT = {"int32": "i32", "int64": "i64", "uint32": "ui32", "uint64": "ui64"}
 
-_ALL_POL = POLICIES
 _FLOAT_IN = ("daz", "nan")
+
+
+def _pols(f, keys=POLICIES) -> tuple:
+    """``keys`` as an operation rounding into ``f`` takes them: a P3109 format
+    takes ``saturation=`` where the others take ``overflow=``."""
+    drop = "overflow" if f.is_p3109 else "saturation"
+    return tuple(k for k in keys if k != drop)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,14 +175,14 @@ def get_op(op, fmt) -> Op:
     f = get_format(fmt)
     tf = _tf_token(f)
     if op in BINARY:
-        return Op(op, f, (f, f), f, True, _ALL_POL, f"{tf}_{op}")
+        return Op(op, f, (f, f), f, True, _pols(f), f"{tf}_{op}")
     if op == "sqrt":
-        return Op(op, f, (f,), f, True, _ALL_POL, f"{tf}_sqrt")
+        return Op(op, f, (f,), f, True, _pols(f), f"{tf}_sqrt")
     if op in ("round_to_integral", "round_to_integral_exact"):
         return Op(op, f, (f,), f, True, _FLOAT_IN, f"{tf}_roundToInt" if op ==
                   "round_to_integral" else None)
     if op in FMA:
-        return Op(op, f, (f, f, f), f, True, _ALL_POL, f"{tf}_mulAdd" if op == "fma" else None)
+        return Op(op, f, (f, f, f), f, True, _pols(f), f"{tf}_mulAdd" if op == "fma" else None)
     if op in MINMAX:
         return Op(op, f, (f, f), f, False, _FLOAT_IN)
     if op in COMPARE:
@@ -186,19 +193,20 @@ def get_op(op, fmt) -> Op:
         return Op(op, f, (f,), "class", False, ())
     if op.startswith("convert:"):
         d = get_format(op.split(":", 1)[1])
-        return Op(f"convert:{d.name}", f, (f,), d, True, _ALL_POL, f"{tf}_to_{_tf_token(d)}")
+        return Op(f"convert:{d.name}", f, (f,), d, True, _pols(d), f"{tf}_to_{_tf_token(d)}")
     if op.startswith("to_") and op[3:] in INTS:
         t = op[3:]
         return Op(op, f, (f,), t, True, ("daz",), f"{tf}_to_{_TF_INT[t]}")
     if op.startswith("from_") and op[5:] in INTS:
         t = op[5:]
-        return Op(op, f, (t,), f, True, ("ftz", "tininess", "overflow"),
+        return Op(op, f, (t,), f, True, _pols(f, ("ftz", "tininess", "overflow", "saturation")),
                   f"{_TF_INT[t]}_to_{tf}")
     raise ValueError(f"unknown operation {op!r}; expected one of {op_names()}")
 
 
 def normalize_policies(policies: dict) -> dict:
-    """Policy keywords -> the explicit setting {ftz, daz, tininess, nan, overflow}
+    """Policy keywords -> the explicit setting {ftz, daz, tininess, nan, overflow,
+    saturation}
     (``subnormals=False`` is ftz and daz, as in the library)."""
     p = dict(policies)
     out = dict(DEFAULTS)
@@ -215,7 +223,7 @@ def normalize_policies(policies: dict) -> dict:
         if v is not None:
             out[k] = v
     from ..context import check_option
-    for k in ("ftz", "daz", "tininess", "nan", "overflow"):
+    for k in POLICIES:
         check_option(k, out[k])
     return out
 
