@@ -65,13 +65,17 @@ def _p3109_via_float32(src, src_fmt: Format, dst: Format, res, pol):
             and res.rounding != Rounding.STOCHASTIC):
         return None
     E, M = src_fmt.ebits, src_fmt.mbits
-    b = src.astype(np.uint32)
-    mag = b & ((1 << (E + M)) - 1)
-    if np.any((mag > ((1 << E) - 1) << M) & ((mag >> (M - 1)) & 1 == 0)):
-        return None                                     # a signaling NaN: its flag
     if src_fmt.params == _BF16_PARAMS:
-        return b << 16
-    return src.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+        wide = src.astype(np.uint32) << np.uint32(16)
+    else:
+        wide = src.astype(np.uint16, copy=False).view(np.float16).astype(np.float32).view(
+            np.uint32)
+    nan = np.isnan(wide.view(np.float32))
+    if nan.any():                                       # the sources' NaNs only
+        mag = src[nan].astype(np.uint32) & ((1 << (E + M)) - 1)
+        if np.any((mag >> (M - 1)) & 1 == 0):
+            return None                                 # a signaling NaN: its flag
+    return wide
 
 
 def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_flags,

@@ -223,3 +223,25 @@ def test_names_and_policies():
     assert sf.div(np.uint8(0x40), np.uint8(0), "binary8p3se") == 0x80
     assert list(sf.neg(np.array([0, 0x80, 0x40], np.uint8), "binary8p3se")) == [0, 0x80, 0xC0]
     assert list(sf.neg(np.array([0, 0x80], np.uint8), "binary8p3ue")) == [0, 0xFF]
+
+
+@pytest.mark.parametrize("src", ["fp16", "bf16"])
+def test_sources_widened_through_float32_match_the_general_kernel(src):
+    """fp16/bf16 -> signed P3109 formats whose range starts below the source's
+    (binary8p3se, binary8p3sf): the exact float32 step before the branch-free
+    kernel, against the general kernel, on every encoding but the signaling NaNs
+    (with one of those the whole call takes the general kernel: also checked)."""
+    f = get_format(src)
+    allb = np.arange(1 << 16, dtype=np.uint16)
+    snan = f.is_nan_bits(allb) & (((allb >> (f.mbits - 1)) & 1) == 0)
+    assert snan.sum() == 2 * ((1 << (f.mbits - 1)) - 1)
+    for bits in (allb[~snan], allb):
+        for name in ("binary8p3se", "binary8p3sf"):
+            for mode in ("nearest_even", "toward_zero", "upward", "odd"):
+                for sat in ("satnone", "satfinite", "satpropagate"):
+                    fast = sf.convert(bits, src, name, mode, saturation=sat, return_flags=True)
+                    with sf.localcontext(fast_paths=False):
+                        slow = sf.convert(bits, src, name, mode, saturation=sat,
+                                          return_flags=True)
+                    assert np.array_equal(fast[0], slow[0]), (src, name, mode, sat)
+                    assert np.array_equal(fast[1], slow[1]), (src, name, mode, sat)
