@@ -151,3 +151,32 @@ CHUNK = 1 << 14
 # Elements per block where a public function works through a large array in blocks
 # (so that widened working copies stay a block long: bounded peak memory)
 BLOCK = 1 << 18
+
+
+def kernel_bits(x, f, name, dtype=KERNEL_BITS):
+    """Validated encodings of f, in the kernels' dtype, writable (a read-only
+    array would make numba compile another specialization)."""
+    b = as_bits(x, f, name).astype(dtype, copy=False)
+    return b if b.flags.writeable else b.copy()
+
+
+def broadcast_operands(arrays, f, names, dtype=KERNEL_BITS):
+    """Validate encodings and bring them to a common shape: returns
+    (shape, [(flat array, index mask)]), mask 0 for a single element (the loops
+    broadcast it), -1 for a full flat array. The arithmetic's and the
+    explicit-bit stochastic rounding's operands."""
+    bs = [kernel_bits(x, f, nm, dtype) for x, nm in zip(arrays, names)]
+    try:
+        shape = np.broadcast_shapes(*(b.shape for b in bs))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(b.shape) for b in bs)) from None
+    out = []
+    for b in bs:
+        if b.size == 1:
+            out.append((np.ascontiguousarray(b).reshape(1), 0))
+        elif b.shape == shape:
+            out.append((flat(b), -1))
+        else:
+            out.append((np.array(np.broadcast_to(b, shape), copy=True).reshape(-1), -1))
+    return shape, out

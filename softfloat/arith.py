@@ -75,31 +75,8 @@ def _kdtype(f):
     return np.dtype(np.uint16) if f.nbits <= 16 else np.dtype(np.uint32)
 
 
-def _kbits(x, f, name, dtype=_validate.KERNEL_BITS):
-    """Validated encodings of f, in the kernels' dtype, writable (a read-only
-    array would make numba compile another specialization)."""
-    b = _validate.as_bits(x, f, name).astype(dtype, copy=False)
-    return b if b.flags.writeable else b.copy()
-
-
-def _operands(arrays, f, names, dtype=_validate.KERNEL_BITS):
-    """Validate encodings and bring them to a common shape: returns
-    (shape, [(flat array, index mask)])."""
-    bs = [_kbits(x, f, nm, dtype) for x, nm in zip(arrays, names)]
-    try:
-        shape = np.broadcast_shapes(*(b.shape for b in bs))
-    except ValueError:
-        raise ValueError("operands could not be broadcast together with shapes "
-                         + " ".join(str(b.shape) for b in bs)) from None
-    out = []
-    for b in bs:
-        if b.size == 1:
-            out.append((np.ascontiguousarray(b).reshape(1), 0))
-        elif b.shape == shape:
-            out.append((_validate.flat(b), -1))
-        else:
-            out.append((np.array(np.broadcast_to(b, shape), copy=True).reshape(-1), -1))
-    return shape, out
+_kbits = _validate.kernel_bits
+_operands = _validate.broadcast_operands
 
 
 def _finish(out, flg, allf, res, shape, return_flags, dtype=None):

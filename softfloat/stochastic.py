@@ -237,32 +237,13 @@ def convert(bits, src_fmt, dst_fmt, rounding, *, random_bits=None, random_nbits=
     return _convert(b, s, d, rounding, random_bits, random_nbits, return_flags, policies, b.shape)
 
 
-def _operands(arrays, f, names):
-    """Validated encodings brought to their common shape: (shape, [(flat uint32
-    array, index mask)]), mask 0 for a single element (broadcast by the loops)."""
-    bs = [_validate.as_bits(x, f, nm) for x, nm in zip(arrays, names)]
-    try:
-        shape = np.broadcast_shapes(*(b.shape for b in bs))
-    except ValueError:
-        raise ValueError("operands could not be broadcast together with shapes "
-                         + " ".join(str(b.shape) for b in bs)) from None
-    out = []
-    for b in bs:
-        b = b.astype(_validate.KERNEL_BITS)
-        if b.size == 1:
-            out.append((np.ascontiguousarray(b).reshape(1), 0))
-        else:
-            out.append((np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1), -1))
-    return shape, out
-
-
 def arith(op, operands, fmt, rounding, *, random_bits=None, random_nbits=None,
           return_flags=False, **policies):
     """``op`` (``"add"``, ``"sub"``, ``"mul"``, ``"div"``, ``"fma"``, ``"sqrt"``) on
     encodings with a scheme or explicit random bits (`softfloat.add` ... call this)."""
     f = _validate.target_format(fmt)
     names = ("a", "b", "c")[:len(operands)]
-    shape0, ops = _operands(operands, f, names)
+    shape0, ops = _validate.broadcast_operands(operands, f, names)
     shape = result_shape(shape0, random_bits)
     ops = [(_spread(x, shape0, shape) if m else x, m) for x, m in ops]
     n = int(np.prod(shape, dtype=np.int64))
