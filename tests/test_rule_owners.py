@@ -97,7 +97,8 @@ MODE_READS = {
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel",
-                                                       "_p3109_via_float32")},
+                                                       "_p3109_via_float32",
+                                                       "_quantize_fast_spec")},
     "softfloat/mx.py": {"_prepare": _DISPATCH},
     "softfloat/_kernels/sr_schemes.py": {
         "is_sr_code": "round_pack's helper: which codes round stochastically",
