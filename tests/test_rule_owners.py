@@ -87,8 +87,7 @@ MODE_READS = {
     "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
     "softfloat/verify/compare.py": {"keywords": _DISPATCH},
     "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
-    "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision.round",
-                                               "Precision._wide")},
+    "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision._set_policy")},
     "softfloat/mma/run.py": {"_run": "dispatch: the model's output rounding "
                                      "(MatrixUnit.output_mode) handed to the kernels"},
     "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
@@ -106,7 +105,7 @@ MODE_READS = {
     "softfloat/stochastic.py": {"_setup": _DISPATCH},
     "softfloat/verify/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
                                                             "against (a name, not a rounding)"},
-    "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
+    "softfloat/fp8_scaling.py": {f: _DISPATCH for f in ("quantize_per_tensor", "_values_fast")},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
                                    for f in ("run_shard", "run_sweep")},
