@@ -124,11 +124,18 @@ class Precision:
     params : str or Format
         Storage format of parameters, activations and gradients (``"fp32"``,
         ``"fp16"``, ``"bf16"``, any softfloat format that fits in float32).
-    rounding : str
-        Rounding of casts and elementwise results: ``nearest_even`` or ``stochastic``.
+    rounding : str, optional
+        Rounding of casts and elementwise results: ``nearest_even`` (default) or
+        ``stochastic`` (any word `softfloat.get_rounding` reads for them); the
+        policy's rounding (not together with ``policy``).
     update_rounding : str, optional
         Rounding of the weight update written into S weights (no master copy);
         default: ``rounding``.
+    policy : softfloat.Policy, optional
+        The policy of every rounding into S (`softfloat.quantize` under it):
+        rounding, subnormals (ftz/daz), tininess, NaN rule, overflow, sr_bits,
+        fast paths; default ``softfloat.Policy()``. Its ``seed`` must be None (the
+        stochastic stream is ``seed=``'s); refused under a ``recipe``.
     accumulate : str, Format or a matrix-unit model
         Accumulation of matrix products and reductions: ``"fp32"``, ``"storage"``
         (= ``params``), a format name, or a GPU matrix unit: an architecture or GPU

@@ -118,3 +118,9 @@ def test_delayed_scaling_values_follow_quantize(algo):
         assert s == t and np.array_equal(v, w, equal_nan=True)
         assert a.amax_history == b.amax_history and a.scale == b.scale
         assert am == float(np.max(np.abs(x)))
+
+
+def test_module_examples_run():
+    import doctest
+    r = doctest.testmod(fs, raise_on_error=False)
+    assert r.attempted >= 4 and r.failed == 0

@@ -50,3 +50,10 @@ def test_refusals():
         add_update(w, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="one shape"):
         add_update(w, np.ones(4, np.float32))
+
+
+def test_module_examples_run():
+    import doctest
+
+    from softfloat import updates
+    assert doctest.testmod(updates, raise_on_error=False).failed == 0
