@@ -62,6 +62,7 @@ fp32 may then underflow, as it would on the GPU.
 """
 from __future__ import annotations
 
+import contextlib
 
 import numpy as np
 
@@ -84,6 +85,7 @@ _FWD, _BWD = sf.get_format("fp8_e4m3"), sf.get_format("fp8_e5m2")
 _FP16, _BF16 = sf.FP16, sf.BF16
 
 
+_NO_CHANGE = contextlib.nullcontext()
 # the fp32 GEMM of the recipes: softfloat's bounded order="blas" model (a float32
 # BLAS product)
 _BLAS = sf.Accumulator(sf.FP32, "nearest_even", "blas")
@@ -198,7 +200,8 @@ class FP8Recipe:
         fmt = _BWD if role == "dy" else _FWD
         fast = self.fast if fast is None else fast
         v = np.asarray(v)
-        with sf.localcontext(fast_paths=fast):
+        # fast=False: softfloat's fast kernels off for this call (the general kernel)
+        with (sf.localcontext(fast_paths=False) if not fast else _NO_CHANGE):
             if self.recipe == "fp8_delayed":
                 key = (site, role)
                 ds = self.delayed.get(key)

@@ -424,8 +424,7 @@ class Precision:
         else:
             pol = self._other_policy(rounding)
         x = np.asarray(x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            q = sf.quantize(x, fmt, policy=pol, out_dtype=np.float32)
+        q = sf.quantize(x, fmt, policy=pol, out_dtype=np.float32)
         if kind != "value":
             # zero rounds to zero: the nonzero values that round to zero are the zeros
             # of q less the zeros of x (a NaN counts as nonzero, as x != 0 says)

@@ -74,6 +74,10 @@ def _margin(margin) -> float:
     return m
 
 
+# a format's largest value as a float, by its fields (E, M, bias, kind)
+_FMAX: dict = {}
+
+
 def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
     """Transformer Engine's scale: (max_fp8 / amax) / 2**margin computed in
     float32; the previous scale where amax is 0 or not finite, or where the
@@ -89,10 +93,13 @@ def fp8_scale(amax, fmt="fp8_e4m3", margin=0, previous=1.0):
     prev = _positive_f32(previous, "previous")
     if not (a > 0 and math.isfinite(a)):
         return prev
+    fmax = _FMAX.get(f.params)
+    if fmax is None:
+        fmax = _FMAX[f.params] = float(f.max)         # (Format.max is an exact Fraction)
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
         # one rounding of the float64 quotient to float32 is the correctly rounded
         # float32 quotient (53 >= 2 * 24 + 2), as float32's own division
-        q = np.float32(f.max / a) if a > 2.0 ** -1000 else np.float32(np.inf)
+        q = np.float32(fmax / a) if a > 2.0 ** -1000 else np.float32(np.inf)
         sf = q / np.float32(np.power(np.float64(2.0), m))
     if not (np.isfinite(sf) and sf > 0):
         return prev
@@ -148,8 +155,12 @@ def _amax_bits32(flat):
     return max(int(r) for _, r in run_chunks_each(K.amax_chunk, flat.size, flat))
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _bits_value(b: int) -> float:
-    return float(np.array(b, np.uint32).view(np.float32))
+    """The float32 whose bits are b, as a float."""
+    return float(np.uint32(b).view(np.float32))
 
 
 def amax(x) -> float:
@@ -157,11 +168,12 @@ def amax(x) -> float:
     any element is a NaN (as ``numpy.max(numpy.abs(x))``), 0.0 for an empty array.
     float32 input in one pass over its bits; float16/float64 by NumPy. Returns a
     float (a value of x's dtype)."""
-    a = V.as_values(x)
+    a = x if (x.__class__ is np.ndarray and x.dtype == _F32) else V.as_values(x)
     if a.size == 0:
         return 0.0
-    if a.dtype == np.float32:
-        return _bits_value(_amax_bits32(np.ascontiguousarray(a).reshape(-1)))
+    if a.dtype == _F32:
+        flat = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
+        return _bits_value(_amax_bits32(flat))
     with np.errstate(invalid="ignore"):
         return float(np.max(np.abs(a)))
 
