@@ -6,8 +6,7 @@ import ast
 import pathlib
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from source_tree import ROOT, modules
 
 # (layer, modules), lowest first. A name covers the module and, for a package,
 # every module below it that no longer name covers.
@@ -36,18 +35,7 @@ LAYERS = [
 ]
 
 
-def _modules() -> dict:
-    out = {}
-    for top in ("softfloat", "nn", "validation"):
-        for p in sorted((ROOT / top).rglob("*.py")):
-            parts = list(p.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join(parts)] = p
-    return out
-
-
-MODULES = _modules()
+MODULES = modules()
 
 
 def layer_of(mod: str):
