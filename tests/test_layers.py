@@ -20,7 +20,7 @@ LAYERS = [
     ("kernels", ["softfloat._kernels", "softfloat._parallel"]),
     ("array API", ["softfloat.conversions", "softfloat.arith", "softfloat.mma",
                    "softfloat.accumulate", "softfloat.lparray", "softfloat.stochastic",
-                   "softfloat.encodings", "softfloat.p3109"]),
+                   "softfloat.encodings", "softfloat.p3109", "softfloat.updates"]),
     ("models", ["softfloat.model_hook", "softfloat.platforms", "softfloat.mx",
                 "softfloat.fp8_scaling", "softfloat.mx_gemm", "softfloat.cublas",
                 "softfloat.torch_models",

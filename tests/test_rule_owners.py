@@ -87,8 +87,7 @@ MODE_READS = {
     "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
     "softfloat/verification/compare.py": {"keywords": _DISPATCH},
     "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
-    "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision.round",
-                                               "Precision._wide")},
+    "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision._set_policy")},
     "softfloat/mma/run.py": {"_run": "dispatch: the model's output rounding "
                                      "(MatrixUnit.output_mode) handed to the kernels"},
     "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
@@ -97,7 +96,8 @@ MODE_READS = {
     "softfloat/arith.py": {f: _DISPATCH for f in ("_blocked", "_binary_one", "_eft_ok",
                                                   "_setup")},
     "softfloat/conversions.py": {f: _DISPATCH for f in ("_run_convert", "_hw_kernel",
-                                                       "_p3109_via_float32")},
+                                                       "_p3109_via_float32",
+                                                       "_quantize_fast_spec")},
     "softfloat/mx.py": {"_prepare": _DISPATCH},
     "softfloat/_kernels/sr_schemes.py": {
         "is_sr_code": "round_pack's helper: which codes round stochastically",
@@ -105,7 +105,7 @@ MODE_READS = {
     "softfloat/stochastic.py": {"_setup": _DISPATCH},
     "softfloat/verification/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
                                                             "against (a name, not a rounding)"},
-    "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
+    "softfloat/fp8_scaling.py": {f: _DISPATCH for f in ("quantize_per_tensor", "_values_fast")},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
     "softfloat/sweep/engine.py": {f: "which modes a sweep covers"
                                    for f in ("run_shard", "run_sweep")},

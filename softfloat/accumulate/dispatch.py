@@ -272,8 +272,11 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
         return None
     m, K = a.shape
     n = b.shape[1]
-    a32 = np.ascontiguousarray(a, np.float32)
-    b32 = np.ascontiguousarray(b, np.float32)
+    # (blas: any strides; BLAS reads a transposed view in place, no copy)
+    a32 = a.astype(np.float32, copy=False) if model.order == "blas" \
+        else np.ascontiguousarray(a, np.float32)
+    b32 = b.astype(np.float32, copy=False) if model.order == "blas" \
+        else np.ascontiguousarray(b, np.float32)
     if model.order != "blas" and not _products_exact(fin):
         # (blas: no scan; its bound covers products that round in float32)
         # products exact for these values? (no overflow; every product's last bit at
