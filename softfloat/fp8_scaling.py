@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import fp8_scaling as K
-from ._kernels.mx import sig_exp
+from ._kernels.mx_scale import sig_exp
 from ._parallel import run_chunks
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits

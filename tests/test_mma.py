@@ -165,7 +165,7 @@ def test_table_decoding_matches_the_direct_decoder():
     """`_decode` / `_decode_values` read through per-format tables (binary32
     through `decode_ieee_chunk`); the same encodings through the general
     decoding kernels, element by element: zeros, subnormals, infinities, NaNs."""
-    from softfloat._kernels import mma as KM
+    from softfloat._kernels import mma_decode as KM
     rng = np.random.default_rng(8)
     for name in ("fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2fnuz", "fp6_e3m2", "fp4_e2m1",
                  "e8m0", "fp32"):
@@ -245,7 +245,7 @@ def test_ampere_fp16_output_keeps_an_overflowing_block():
                       return_flags=True)
     assert float(sf.from_bits(r, "fp16")[0, 0]) == -np.inf and fl[0, 0] & 4
     # the paper-based BlockFMA kernels (fast and slow) no longer drop it either
-    from softfloat._kernels import accum as K
+    from softfloat._kernels import block_fma as K
     import softfloat.accumulate.dispatch as acc_mod
     bf = sf.block_fma_preset("a100", "fp16", "fp16")
     for kern in (K.block_fma, K.block_fma_slow):
