@@ -189,6 +189,39 @@ def test_table_decoding_matches_the_direct_decoder():
             np.testing.assert_array_equal(got, w.astype(got.dtype))
 
 
+def test_output_rounding_matches_round_pack():
+    """The matrix units' own output rounding (`mma_round.round_out`, and the fast
+    kernels' `mma_fast.round_block`) gives the results of the core's `round_pack`
+    on the same inputs (benchmarks/bench_mma_round.py, which also times both:
+    round_pack, with its policy tuple and flags, is several times slower, hence
+    the rounding allow-list entries): every (S, q) with |S| < 2**10 over the
+    whole exponent range and random S of 1 to 62 bits, in each of MMA-Sim's
+    output roundings."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
+    import bench_mma_round as B
+    rng = np.random.default_rng(12)
+    for name, rne, p, E, Mo in B.ROUNDINGS:
+        pol = B.POL_RNE if rne else B.POL_RZ
+        emin = 2 - (1 << (E - 1))
+        S, q = B.exhaustive(p, E)
+        keep = np.abs(S) < (1 << 10)
+        for S, q in ((S[keep], q[keep]), B.inputs(rng, 100_000, p, E)):
+            o1 = np.empty(S.size, np.int64)
+            o2 = np.empty(S.size, np.int64)
+            B.loop_round_out(S, q, rne, p, emin, E, Mo, o1)
+            B.loop_round_pack(S, q, rne, p, emin, E, Mo, o2, pol)
+            assert np.array_equal(o1, o2), name
+        n, F = 64 * 1000, 25
+        S, q = B.inputs(rng, n, p, E)
+        S = np.where(np.abs(S) < (1 << 53), S, S >> 10).astype(np.float64)   # below 2**53
+        c, cx, out = np.zeros(n), np.zeros(n, np.int64), np.empty(n)
+        mxi = q + F
+        B.loop_round_block(S, mxi, c, cx, F, rne, p, emin, B.POW2[B.P2_OFF + (1 << (E - 1))],
+                           B.POW2[B.P2_OFF + p], -200)
+        B.loop_block_round_pack(S, mxi, F, rne, p, emin, E, Mo, out, pol)
+        assert np.array_equal(c, out), name
+
+
 def _finite_bits(fmt, shape, rng):
     """Encodings drawn uniformly over every bit pattern, infinities and NaNs
     replaced by zeros: zeros, subnormals and values near overflow in every row."""

@@ -10,17 +10,17 @@ divided by the block's divisor D = dsig * 2**dexp (a power of two for the MX
 formats, dsig = 1; for NVFP4 dsig holds the product of the per-tensor fp32 scale's
 and the e4m3 block scale's significands, < 2**28). Nothing is first rounded to a
 host float, so there is no double rounding. The fast kernels (float32 input, 1-D
-blocks; "Fast paths" below) round every element by one helper, `element`, on the
-branch-free twin of round_pack (`core.round_masks`, `core.addend_branchfree`).
+blocks; "Fast paths" in `mx_elem.py`) round every element by one helper,
+`mx_elem.element`, on the branch-free twin of round_pack (`core.round_masks`, `core.addend_branchfree`).
 
 Blocks: the input is viewed as (B, R, C) with blocks of (br, bc) elements over the
 last two axes (br = 1 for 1-D blocks); edge blocks are partial. A chunk kernel
 handles the blocks lo..hi (softfloat._parallel.run_chunks). Format parameters
 travel as tuples: the element format's (E, M, bias, kind) or, for the fast
-kernels, ``ef`` (`element`); the scale parameters ``sc`` (`quantize_chunk`).
+kernels, ``ef`` (`mx_elem.element`); the scale parameters ``sc`` (`quantize_chunk`).
 
 numba ``inline="always"`` is kept only on the per-element helpers (`div_round`,
-`round_element`, `element`): measured on 10^6 float32 values
+`round_element`, `mx_elem.element`): measured on 10^6 float32 values
 (one thread, loaded 2-core machine, 5 interleaved runs), the general mxfp8 quantize
 took 19-40 ms with them inlined against 42-54 ms without, while a fresh compile of the
 kernels took 6-10 s either way (no measurable difference). The per-block scale helpers

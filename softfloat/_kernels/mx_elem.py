@@ -11,7 +11,7 @@ from .hw import bits_f32, bits_f64, f32_bits, f64_bits, flushes
 
 # ---------------------------------------------------------------------------
 # Fast paths: float32 input, 1-D blocks, every rounding mode but stochastic for
-# NVFP4, no flush-to-zero. The slow twin is `quantize_chunk` above (tests/test_mx_fast.py
+# NVFP4, no flush-to-zero. The slow twin is `mx.quantize_chunk` (tests/test_mx_fast.py
 # compares them code for code).
 #
 # The element rounding, exact in every mode. An element is y = V / D with D the
@@ -41,7 +41,7 @@ from .hw import bits_f32, bits_f64, f32_bits, f64_bits, flushes
 # NVFP4 stochastic stays on the general kernel.)
 # (NVFP4 in nearest_even, nearest_away and toward_zero does not come here: it takes
 # `nv_fast_chunk`, exact comparisons with the rounding boundaries and no division; see
-# "NVFP4 elements by thresholds" below. Upward, downward and odd use this quotient.)
+# "NVFP4 elements by thresholds" in mx_nvfp4.py. Upward, downward and odd use this quotient.)
 # Stochastic (MX only, y exact): y's significand has <= 24 significant bits, so sig24
 # = sig >> 29 and sh24 = sh - 29 (uncapped, then capped at 60: with rem24 < 2**24 and
 # nb <= 32, every sh24 >= 57 gives top = [rem24 != 0]); top = ceil(rem24 * 2**nb /

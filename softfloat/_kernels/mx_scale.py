@@ -106,8 +106,8 @@ def nvfp4_scales(ams, scales, rr, vv, ok, maxe_exp, maxe_sig, ts_exp, ts_sig, s_
     s = round(amax / (max_elem * ts)), nearest even (s_up 0) or upward (s_up 1),
     saturating at 448, 0 -> 2**-9: from fl64(amax / (max_elem * ts)) by `elem_round`
     (M = 3, emin = -6). Exact: the divisor has at most 3 + 24 significant bits, an e4m3
-    value or midpoint at most 5, so as in the element argument above (N < 2**32 now)
-    the exact quotient lies at least 2**-32 (relative) away from every e4m3 value and
+    value or midpoint at most 5, so as in the element argument (mx_elem.py, "Fast
+    paths"; N < 2**32 now) the exact quotient lies at least 2**-32 (relative) away from every e4m3 value and
     midpoint it is not equal to, far beyond the float64 quotient's error, and equals
     one exactly when the float64 quotient does."""
     ts = np.float64(ts_sig) * pow2(ts_exp)
