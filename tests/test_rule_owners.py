@@ -82,15 +82,15 @@ MODE_READS = {
         "round_out": "the matrix units' output rounding (MMA-Sim's RNE-/RZ- roundings of an "
                      "exact integer sum S * 2**q, no flags): the same results as round_pack "
                      "(tests/test_mma.py: test_output_rounding_matches_round_pack), measured "
-                     "10-12x faster (1.2 against 12-15 ns per rounding, one thread, "
-                     "benchmarks/bench_mma_round.py)"},
+                     "10-24x faster (1.2 against 12-29 ns per rounding, one thread, two "
+                     "runs on a loaded 2-core machine; benchmarks/bench_mma_round.py)"},
     "softfloat/_kernels/mma_fast.py": {
         f: "the fast fdpa kernels' output rounding of a block of 64 sums (float64 "
            "scalings, rint or trunc, vectorised; inline in fdpa_fast_chunk's loop): the "
            "same results as round_pack (tests/test_mma.py: "
-           "test_output_rounding_matches_round_pack), measured 2.3-8x faster than "
-           "round_pack element by element (2.7-6 against 10-27 ns per rounding, one "
-           "thread, benchmarks/bench_mma_round.py)"
+           "test_output_rounding_matches_round_pack), measured 2.3-9.7x faster than "
+           "round_pack element by element (2.7-6 against 10-30 ns per rounding, one "
+           "thread, two runs on a loaded 2-core machine; benchmarks/bench_mma_round.py)"
         for f in ("round_block", "fdpa_fast_chunk")},
     "softfloat/demo.py": {"explain": _DISPATCH},
     "softfloat/p3109.py": {"_run": _DISPATCH},

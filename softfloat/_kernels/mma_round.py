@@ -7,7 +7,7 @@ significant bits of binary16 or binary32, no flags, no policy tuple); their one
 NaN is the NaN specialization's (`specialize.all_ones_nan`). `round_out` gives
 the results of the core's `round_pack` (rounding into p - 1 fraction bits; a +0
 for a zero result, infinity from 2**(emax + 1) on in both modes), checked on
-every small sum and on random ones (tests/test_mma.py), and measured 10-12x
+every small sum and on random ones (tests/test_mma.py), and measured 10-24x
 faster than it (benchmarks/bench_mma_round.py): it stays on the rounding
 allow-list with those figures, as does the fast kernels' `mma_fast.round_block`.
 """
