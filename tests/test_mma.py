@@ -222,6 +222,27 @@ def test_output_rounding_matches_round_pack():
         assert np.array_equal(c, out), name
 
 
+def test_special_results_take_the_specializations_nan():
+    """`mma_round.special_bits`: a NaN result (a NaN term, or both infinities) is
+    the NaN specialization's all-ones NaN (`specialize.all_ones_nan_bits`, MMA-Sim's
+    canonical NaN), an infinite one the output format's infinity of its sign."""
+    from numba import njit
+    from softfloat._kernels.mma_round import special_bits
+    from softfloat.specialize import all_ones_nan_bits
+
+    @njit
+    def sb(nan, pinf, ninf, E, Mo):
+        return special_bits(nan, pinf, ninf, E, Mo)
+
+    for name, E, Mo in (("fp16", 5, 10), ("fp32", 8, 23)):
+        nan = all_ones_nan_bits(name)
+        assert sb(True, False, False, E, Mo) == nan
+        assert sb(True, True, False, E, Mo) == nan
+        assert sb(False, True, True, E, Mo) == nan
+        assert sb(False, True, False, E, Mo) == int(sf.to_bits(np.inf, name))
+        assert sb(False, False, True, E, Mo) == int(sf.to_bits(-np.inf, name))
+
+
 def _finite_bits(fmt, shape, rng):
     """Encodings drawn uniformly over every bit pattern, infinities and NaNs
     replaced by zeros: zeros, subnormals and values near overflow in every row."""
