@@ -95,7 +95,7 @@ MODE_READS = {
     "softfloat/demo.py": {"explain": _DISPATCH},
     "softfloat/p3109.py": {"_run": _DISPATCH},
     "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
-    "softfloat/verify/compare.py": {"keywords": _DISPATCH},
+    "softfloat/verification/compare.py": {"keywords": _DISPATCH},
     "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
     "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision.round",
                                                "Precision._wide")},
@@ -113,7 +113,7 @@ MODE_READS = {
         "is_sr_code": "round_pack's helper: which codes round stochastically",
         "scheme_round_up": "round_pack's step 3 for the explicit-bit schemes"},
     "softfloat/stochastic.py": {"_setup": _DISPATCH},
-    "softfloat/verify/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
+    "softfloat/verification/stochastic.py": {"verify_stochastic": "the scheme a device is checked "
                                                             "against (a name, not a rounding)"},
     "softfloat/fp8_scaling.py": {"quantize_per_tensor": _DISPATCH},
     "softfloat/rounding.py": {"<module>": "the modes themselves (DETERMINISTIC_MODES)"},
@@ -121,7 +121,7 @@ MODE_READS = {
                                    for f in ("run_shard", "run_sweep")},
     "softfloat/testfloat/options.py": {"Options.__post_init__": "TestFloat's mode options"},
     "softfloat/testfloat/verify.py": {"_classify": "TestFloat's report per mode"},
-    "softfloat/verify/engine.py": {"verify": "stochastic rounding: handed to verify/stochastic.py"},
+    "softfloat/verification/engine.py": {"verify": "stochastic rounding: handed to verify/stochastic.py"},
     "softfloat/sweep_oracles/__init__.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
