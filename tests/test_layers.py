@@ -6,8 +6,7 @@ import ast
 import pathlib
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from source_tree import ROOT, modules
 
 # (layer, modules), lowest first. A name covers the module and, for a package,
 # every module below it that no longer name covers.
@@ -21,11 +20,11 @@ LAYERS = [
     ("kernels", ["softfloat._kernels", "softfloat._parallel"]),
     ("array API", ["softfloat.conversions", "softfloat.arith", "softfloat.mma",
                    "softfloat.accumulate", "softfloat.lparray", "softfloat.stochastic",
-                   "softfloat.encodings", "softfloat.p3109", "softfloat.updates"]),
+                   "softfloat.encodings", "softfloat.p3109", "softfloat.p3109_compare",
+                   "softfloat.updates"]),
     ("models", ["softfloat.model_hook", "softfloat.platforms", "softfloat.mx",
-                "softfloat.fp8_scaling", "softfloat.mx_gemm", "softfloat.cublas",
-                "softfloat.torch_models",
-                "softfloat.sr_vendor"]),
+                "softfloat.mx_blocks", "softfloat.fp8_scaling", "softfloat.mx_gemm",
+                "softfloat.cublas", "softfloat.torch_models", "softfloat.sr_vendor"]),
     ("torch programs", ["softfloat.emulation"]),
     ("verification", ["softfloat.sweep_oracles", "softfloat.sweep", "softfloat.testfloat",
                       "softfloat.strategies", "softfloat.verification"]),
@@ -36,18 +35,7 @@ LAYERS = [
 ]
 
 
-def _modules() -> dict:
-    out = {}
-    for top in ("softfloat", "nn", "validation"):
-        for p in sorted((ROOT / top).rglob("*.py")):
-            parts = list(p.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join(parts)] = p
-    return out
-
-
-MODULES = _modules()
+MODULES = modules()
 
 
 def layer_of(mod: str):

@@ -11,24 +11,13 @@ reach inside: they compare fast paths with their slow twins)."""
 from __future__ import annotations
 
 import ast
-import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from source_tree import ROOT, modules
+
 TOPS = ("softfloat", "nn", "validation")
 
 
-def _modules() -> dict:
-    out = {}
-    for top in TOPS:
-        for p in sorted((ROOT / top).rglob("*.py")):
-            parts = list(p.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join(parts)] = p
-    return out
-
-
-MODULES = _modules()
+MODULES = modules(TOPS)
 
 
 def _private(part: str) -> bool:

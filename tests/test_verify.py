@@ -331,3 +331,16 @@ def test_worker_processes_and_dask(tmp_path):
         rep = sf.verify("verify_faults:truncating_mul", "mul", "fp16", space=40000,
                         shards=4, **kw)
         assert rep.diagnosis["best"] == {"rounding": "toward_zero"}, kw
+
+
+def test_verify_takes_the_library_policy():
+    pol = sf.Policy("toward_zero", ftz=True, daz=True)
+    impl = lambda a, b: sf.mul(a, b, "fp16", "toward_zero", subnormals=False)  # noqa: E731
+    rep = sf.verify(impl, "mul", "fp16", space=4000, policy=pol, diagnose=False)
+    assert rep.ok and rep.rounding == "toward_zero"
+    assert rep.policies["ftz"] and rep.policies["daz"]
+    assert not sf.verify(impl, "mul", "fp16", space=4000, diagnose=False).ok
+    with pytest.raises(TypeError, match="policy= or rounding="):
+        sf.verify(impl, "mul", "fp16", "upward", space=10, policy=pol)
+    with pytest.raises(TypeError, match="policy= or the policy keywords"):
+        sf.verify(impl, "mul", "fp16", space=10, policy=pol, ftz=True)

@@ -276,7 +276,8 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         Search the policies for the setting that explains the implementation.
     **policies
         The library's policy keywords (``ftz``, ``daz``, ``subnormals``,
-        ``tininess``, ``nan``, ``overflow``): the setting the implementation
+        ``tininess``, ``nan``, ``overflow``, ``saturation``) or ``policy=``, a
+        `softfloat.Policy` (its rounding too): the setting the implementation
         is checked against (also sent to an SFV1 program as key=value words).
     """
     if scheme_of(rounding) is not None or "random_nbits" in policies:
@@ -286,6 +287,10 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
                                  diagnose_fails=diagnose, max_examples=max_examples, **policies)
     t0 = time.perf_counter()
     o = get_op(op, fmt)
+    if policies.get("policy") is not None:
+        if rounding != "nearest_even" and get_rounding(rounding) != policies["policy"].rounding:
+            raise TypeError("give policy= or rounding=, not both (the policy holds the rounding)")
+        rounding = policies["policy"].rounding
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
         raise ValueError("verify checks stochastic rounding given the random bits: pass "
