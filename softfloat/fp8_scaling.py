@@ -41,9 +41,8 @@ from .conversions import from_bits
 from .formats import FP8_E4M3, FP8_E5M2, get_format
 from .rounding import Rounding
 
-# the names softfloat.mx re-exports (amax and quantize_per_tensor_values, public as
-# well, are this module's own)
-__all__ = ["fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling"]
+__all__ = ["fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling",
+           "amax", "quantize_per_tensor_values"]
 
 
 def _real(v, name: str) -> float:
