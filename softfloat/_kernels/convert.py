@@ -279,7 +279,68 @@ def fast_chunk_f64_bf16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM
     return _fast_chunk(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 8, 7, 127, 0, pol, key)
 
 
+@njit(cache=True, inline="always")
+def _fast_chunk_ne(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key):
+    """`_fast_chunk`, with one more loop for the most common call, nearest-even
+    under the default policies without per-element flags: the mode too is a
+    constant there, so LLVM drops the other modes' arithmetic (about 1.2x
+    faster than `_fast_chunk`'s default-policy loop, float64 -> fp8_e4m3). The
+    same `convert_host_branchfree`: identical bits and flags."""
+    m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
+    if (m_rne == 0 or want_flags or pol[P_DAZ] != 0 or pol[P_FTZ] != 0
+            or pol[P_TINB] != 0):
+        return _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                           pol, key)
+    cst = fast_constants(dE, dM, db, dk, pol)
+    one = np.int64(1)
+    zero = np.int64(0)
+    nb = pol[P_SRBITS]
+    a = zero
+    src = src[lo:hi]
+    out = out[lo:hi]
+    for i in range(hi - lo):
+        b, f = convert_host_branchfree(src[i], sE, sM, sbias, dE, dM, db, dk, one, zero, zero,
+                                       zero, zero, zero, zero, zero, zero, nb, zero, cst)
+        out[i] = b
+        a |= f
+    return a
+
+
+# fp8 targets: the formats and (see _fast_chunk_ne) nearest-even as constants;
+# float64 -> fp8_e4m3 about 1.8x faster than `fast_chunk` with run-time formats
+# and uint32 output (measured on an AMD EPYC Zen 5, 4e6 elements, 2 threads)
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f32_e4m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 4, 3, 7, 1, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f32_e5m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 5, 2, 15, 0, pol, key)
+
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f64_e4m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 4, 3, 7, 1, pol,
+                          key)
+
+
+@njit(cache=True, nogil=True)
+def fast_chunk_f64_e5m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
+                        pol, key):
+    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 5, 2, 15, 0, pol,
+                          key)
+
+
 FAST_SPECS = {(8, 23, 127, 5, 10, 15, 0): fast_chunk_f32_fp16,
               (8, 23, 127, 8, 7, 127, 0): fast_chunk_f32_bf16,
               (11, 52, 1023, 5, 10, 15, 0): fast_chunk_f64_fp16,
-              (11, 52, 1023, 8, 7, 127, 0): fast_chunk_f64_bf16}
+              (11, 52, 1023, 8, 7, 127, 0): fast_chunk_f64_bf16,
+              (8, 23, 127, 4, 3, 7, 1): fast_chunk_f32_e4m3,
+              (8, 23, 127, 5, 2, 15, 0): fast_chunk_f32_e5m2,
+              (11, 52, 1023, 4, 3, 7, 1): fast_chunk_f64_e4m3,
+              (11, 52, 1023, 5, 2, 15, 0): fast_chunk_f64_e5m2}
