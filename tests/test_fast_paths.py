@@ -716,15 +716,16 @@ def test_matmul_nan_addend_keeps_its_nan():
 
 
 # ---------------------------------------------------------------------------
-# float32 / float64 -> fp8: kernels with the formats and nearest-even as constants
+# float32 / float64 -> fp8, fp6, fp4: kernels with the formats and nearest-even as constants
 # (softfloat._kernels.convert._fast_chunk_ne) against the general kernel
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
-def test_to_bits_fp8_fast_equals_general(fmt):
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
+def test_to_bits_small_formats_fast_equals_general(fmt):
     """Every float32 top-16-bit prefix with the dropped bits at 0, 1, half - 1,
-    half, half + 1 and all ones holds every fp8 value, midpoint and their
-    neighbours, in every binade (the rounding bit of an fp8 target lies in the
-    top 16 bits, subnormal targets included); float64 nudged off each one.
+    half, half + 1 and all ones holds every value of the format, midpoint and
+    their neighbours, in every binade (the rounding bit of an 8-bit or smaller
+    target lies in the top 16 bits, subnormal targets included); float64 nudged
+    off each one.
     Every mode, then every policy in nearest-even."""
     from softfloat._kernels import convert
     from softfloat.formats import get_format
