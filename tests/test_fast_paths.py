@@ -717,7 +717,7 @@ def test_matmul_nan_addend_keeps_its_nan():
 
 # ---------------------------------------------------------------------------
 # float32 / float64 -> fp8, fp6, fp4: kernels with the formats and nearest-even as constants
-# (softfloat._kernels.convert._fast_chunk_ne) against the general kernel
+# (softfloat._kernels.convert._ne_chunk) against the general kernel
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
 def test_to_bits_small_formats_fast_equals_general(fmt):
@@ -733,7 +733,7 @@ def test_to_bits_small_formats_fast_equals_general(fmt):
     F = get_format(fmt)
     for src in (x, _f64_from(x[::3])):
         key = {4: (8, 23, 127), 8: (11, 52, 1023)}[src.itemsize] + F.params
-        assert key in convert.FAST_SPECS        # the path under test is the specialised one
+        assert key in convert.NE_SPECS          # the path under test is the specialised one
         for mode in MODES:
             assert_fast_equals_general(sf.to_bits, (src, fmt, mode), f"{src.dtype}->{fmt} {mode}")
         for pol in POLICIES[1:]:

@@ -280,17 +280,16 @@ def fast_chunk_f64_bf16(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM
 
 
 @njit(cache=True, inline="always")
-def _fast_chunk_ne(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk, pol, key):
-    """`_fast_chunk`, with one more loop for the most common call, nearest-even
-    under the default policies without per-element flags: the mode too is a
-    constant there, so LLVM drops the other modes' arithmetic (about 1.2x
-    faster than `_fast_chunk`'s default-policy loop, float64 -> fp8_e4m3). The
-    same `convert_host_branchfree`: identical bits and flags."""
+def _ne_chunk(lo, hi, src, out, sE, sM, sbias, dE, dM, db, dk, pol):
+    """The most common call, nearest-even under the default policies without
+    per-element flags, in one loop with the formats and the mode as constants
+    (`convert_host_branchfree`, as `_fast_chunk`: identical bits and flags).
+    Returns the OR of the flags, or -1 (nothing written) for any other mode or
+    policy, which the caller then sends to `fast_chunk`. One loop keeps the
+    first compilation short (a few seconds a format pair)."""
     m_rne, m_rna, m_up, m_dn, m_odd = round_masks(pol[P_MODE])
-    if (m_rne == 0 or want_flags or pol[P_DAZ] != 0 or pol[P_FTZ] != 0
-            or pol[P_TINB] != 0):
-        return _fast_chunk(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                           pol, key)
+    if m_rne == 0 or pol[P_DAZ] != 0 or pol[P_FTZ] != 0 or pol[P_TINB] != 0:
+        return np.int64(-1)
     cst = fast_constants(dE, dM, db, dk, pol)
     one = np.int64(1)
     zero = np.int64(0)
@@ -306,88 +305,73 @@ def _fast_chunk_ne(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db,
     return a
 
 
-# fp8, fp6 and fp4 targets: the formats and (see _fast_chunk_ne) nearest-even as constants;
-# float64 -> fp8_e4m3 about 1.8x faster than `fast_chunk` with run-time formats
-# and uint32 output (measured on an AMD EPYC Zen 5, 4e6 elements, 2 threads)
+# fp8, fp6 and fp4 targets from float32 / float64 in nearest-even (see _ne_chunk):
+# float64 -> fp8_e4m3 about 1.8x faster than `fast_chunk` with run-time formats,
+# modes and a uint32 output (AMD EPYC Zen 5, 4e6 elements, 2 threads).
+# (lo, hi, src (uint32 or int64 bits), out (uint8), pol) -> flags or -1
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f32_e4m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 4, 3, 7, 1, pol, key)
-
-
-@njit(cache=True, nogil=True)
-def fast_chunk_f32_e5m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 5, 2, 15, 0, pol, key)
+def ne_chunk_f32_e4m3(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 8, 23, 127, 4, 3, 7, 1, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f64_e4m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 4, 3, 7, 1, pol,
-                          key)
+def ne_chunk_f32_e5m2(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 8, 23, 127, 5, 2, 15, 0, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f64_e5m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 5, 2, 15, 0, pol,
-                          key)
-
-
-# the OCP MX element formats fp6_e2m3, fp6_e3m2 and fp4_e2m1 (kind 'finite')
-
-@njit(cache=True, nogil=True)
-def fast_chunk_f32_e2m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 2, 3, 1, 3, pol, key)
+def ne_chunk_f64_e4m3(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 11, 52, 1023, 4, 3, 7, 1, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f32_e3m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 3, 2, 3, 3, pol, key)
+def ne_chunk_f64_e5m2(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 11, 52, 1023, 5, 2, 15, 0, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f32_e2m1(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 8, 23, 127, 2, 1, 1, 3, pol, key)
+def ne_chunk_f32_e2m3(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 8, 23, 127, 2, 3, 1, 3, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f64_e2m3(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 2, 3, 1, 3, pol,
-                          key)
+def ne_chunk_f32_e3m2(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 8, 23, 127, 3, 2, 3, 3, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f64_e3m2(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 3, 2, 3, 3, pol,
-                          key)
+def ne_chunk_f32_e2m1(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 8, 23, 127, 2, 1, 1, 3, pol)
 
 
 @njit(cache=True, nogil=True)
-def fast_chunk_f64_e2m1(lo, hi, src, out, flg, want_flags, sE, sM, sbias, dE, dM, db, dk,
-                        pol, key):
-    return _fast_chunk_ne(lo, hi, src, out, flg, want_flags, 11, 52, 1023, 2, 1, 1, 3, pol,
-                          key)
+def ne_chunk_f64_e2m3(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 11, 52, 1023, 2, 3, 1, 3, pol)
+
+
+@njit(cache=True, nogil=True)
+def ne_chunk_f64_e3m2(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 11, 52, 1023, 3, 2, 3, 3, pol)
+
+
+@njit(cache=True, nogil=True)
+def ne_chunk_f64_e2m1(lo, hi, src, out, pol):
+    return _ne_chunk(lo, hi, src, out, 11, 52, 1023, 2, 1, 1, 3, pol)
 
 
 FAST_SPECS = {(8, 23, 127, 5, 10, 15, 0): fast_chunk_f32_fp16,
               (8, 23, 127, 8, 7, 127, 0): fast_chunk_f32_bf16,
               (11, 52, 1023, 5, 10, 15, 0): fast_chunk_f64_fp16,
-              (11, 52, 1023, 8, 7, 127, 0): fast_chunk_f64_bf16,
-              (8, 23, 127, 4, 3, 7, 1): fast_chunk_f32_e4m3,
-              (8, 23, 127, 5, 2, 15, 0): fast_chunk_f32_e5m2,
-              (11, 52, 1023, 4, 3, 7, 1): fast_chunk_f64_e4m3,
-              (11, 52, 1023, 5, 2, 15, 0): fast_chunk_f64_e5m2,
-              (8, 23, 127, 2, 3, 1, 3): fast_chunk_f32_e2m3,
-              (8, 23, 127, 3, 2, 3, 3): fast_chunk_f32_e3m2,
-              (8, 23, 127, 2, 1, 1, 3): fast_chunk_f32_e2m1,
-              (11, 52, 1023, 2, 3, 1, 3): fast_chunk_f64_e2m3,
-              (11, 52, 1023, 3, 2, 3, 3): fast_chunk_f64_e3m2,
-              (11, 52, 1023, 2, 1, 1, 3): fast_chunk_f64_e2m1}
+              (11, 52, 1023, 8, 7, 127, 0): fast_chunk_f64_bf16}
+
+NE_SPECS = {(8, 23, 127, 4, 3, 7, 1): ne_chunk_f32_e4m3,
+            (8, 23, 127, 5, 2, 15, 0): ne_chunk_f32_e5m2,
+            (11, 52, 1023, 4, 3, 7, 1): ne_chunk_f64_e4m3,
+            (11, 52, 1023, 5, 2, 15, 0): ne_chunk_f64_e5m2,
+            (8, 23, 127, 2, 3, 1, 3): ne_chunk_f32_e2m3,
+            (8, 23, 127, 3, 2, 3, 3): ne_chunk_f32_e3m2,
+            (8, 23, 127, 2, 1, 1, 3): ne_chunk_f32_e2m1,
+            (11, 52, 1023, 2, 3, 1, 3): ne_chunk_f64_e2m3,
+            (11, 52, 1023, 3, 2, 3, 3): ne_chunk_f64_e3m2,
+            (11, 52, 1023, 2, 1, 1, 3): ne_chunk_f64_e2m1}
