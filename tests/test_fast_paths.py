@@ -742,12 +742,12 @@ def test_to_bits_small_formats_fast_equals_general(fmt):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
-def test_f32_to_fp8_all_inputs_fast_equals_general(fmt):
-    """All 2^32 float32 inputs to fp8 in nearest-even (in blocks of 2^24): the
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
+def test_f32_to_small_formats_all_inputs_fast_equals_general(fmt, blocks=range(1 << 8)):
+    """All 2^32 float32 inputs in nearest-even (in blocks of 2^24): the
     default call's bits and sticky flags against the general kernel's."""
     n = 1 << 24
-    for k in range(1 << 8):
+    for k in blocks:
         x = np.arange(k * n, (k + 1) * n, dtype=np.uint64).astype(np.uint32).view(np.float32)
         with sf.localcontext(fast_paths=False) as c0:
             want = sf.to_bits(x, fmt)
