@@ -335,7 +335,7 @@ def _quantize_cast(v, od):
     bits where the thread's MXCSR would flush numpy's cast)."""
     if od is np.float64:
         return v
-    from ._kernels.mx import f32_exact
+    from ._kernels.mx_elem import f32_exact
     return f32_exact(v)
 
 

@@ -2,7 +2,7 @@
 fp32/fp64 fused multiply-add chains, and the exact A B + C check behind the
 inexact and underflow flags.
 
-The reference ("slow twin") of each kernel is in `softfloat._kernels.mma`
+The reference ("slow twin") of each kernel is in `softfloat._kernels.mma_chains`
 (``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``) and,
 for fp64, MPFR (softfloat.mma.run._fma64). The fast kernels here compute rows
 [lo, hi) of the (nb * m) rows of A at a time and all n columns of an output row
@@ -33,7 +33,8 @@ from numba.extending import intrinsic
 from .jit import helper
 from .core import clz64
 from .hw import fma32, fma64
-from .mma import NO_EXP, exact_chunk, out_pos, two_stage_chunk
+from .mma_chains import exact_chunk, two_stage_chunk
+from .mma_decode import NO_EXP, out_pos
 
 
 # IEEE fused multiply-add (one rounding): softfloat._kernels.hw's llvm.fma

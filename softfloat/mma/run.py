@@ -7,6 +7,9 @@ import numpy as np
 
 from .. import _validate as V
 from .._kernels import mma as KM
+from .._kernels import mma_chains as KC
+from .._kernels import mma_decode as KD
+from .._kernels import mma_fast as KF
 from .._kernels import mma_amd as KA
 from .._parallel import run_chunks, run_chunks_weighted
 from ..context import Policy, getcontext
@@ -48,11 +51,11 @@ def _lut(fmt: Format, values: bool, sign_off: bool = False):
         n = codes.size
         if values:
             t = (np.empty(n, np.float64), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KM.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KM.POW2)
+            KD.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KD.POW2)
             t = (t[0], t[1].astype(np.float32), t[2])
         else:
             t = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KM.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
+            KD.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
         _luts[key] = t
     return t
 
@@ -64,13 +67,13 @@ def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
     exp = np.empty(n, np.int32)
     cls = np.empty(n, np.uint8)
     if fmt.nbits <= _LUT_BITS and n >= 64:
-        run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
+        run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
         return sig, exp, cls
     E, M, bias, kind = fmt.params
     if fmt.kind == "ieee" and fmt.bias == (1 << (E - 1)) - 1 and not sign_off:
-        run_chunks(KM.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
+        run_chunks(KD.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
         return sig, exp, cls
-    run_chunks(KM.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
+    run_chunks(KD.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
     return sig, exp, cls
 
 
@@ -87,7 +90,7 @@ def _decode_values(bits: np.ndarray, fmt: Format):
     val = np.empty(n, np.float64)
     exp0 = np.empty(n, np.float32)
     cls = np.empty(n, np.uint8)
-    run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
+    run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
     return val, exp0, cls
 
 
@@ -114,7 +117,7 @@ def _apply_scales(v, e0, cls, s):
     s = s.reshape(-1)
     sx = s.astype(np.int32) - 127
     v *= np.ldexp(1.0, sx)
-    e0 += np.where(e0 == KM.NO_EXP, np.float32(0), sx.astype(np.float32))
+    e0 += np.where(e0 == KD.NO_EXP, np.float32(0), sx.astype(np.float32))
     cls |= (s == 0xFF).astype(np.uint8) * np.uint8(2)
 
 
@@ -125,7 +128,7 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
     ``scales``: e8m0 codes (nb, m, nsb) and, transposed, (nb, n, nsb) of a
     block-scaled model."""
     L = model.chunk
-    npad = -(-n // KM.JB) * KM.JB            # the kernel's column blocks
+    npad = -(-n // KF.JB) * KF.JB            # the kernel's column blocks
     A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
     B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
     if Kp != K:
@@ -141,15 +144,15 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
             sb = np.pad(sb, ((0, 0), (0, 0), (0, npad - n)), constant_values=127)
         _apply_scales(Av, Ae0, Acl, np.repeat(scales[0], blk, axis=-1))
         _apply_scales(Bv, Be0, Bcl, np.repeat(sb, blk, axis=1))
-    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
-    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
+    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KD.NO_EXP).any(axis=2))
+    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KD.NO_EXP).any(axis=2))
     C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     Ec, Mc = model.c_fmt.ebits, model.c_fmt.mbits
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
-        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
+        KF.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
         ZB.reshape(-1), m, npad, Kp, C, Ec, Mc, cspec, has_c, outp, L, model.frac_bits,
-        model.e_zero, rne, p, emin, Eo, Mo, KM.POW2)
+        model.e_zero, rne, p, emin, Eo, Mo, KD.POW2)
     rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
     cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
     return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
@@ -216,7 +219,7 @@ def _scale_values(s, fmt):
     (fp8_e4m3 read without its sign: ue4m3)."""
     sig, e, cls = _decode(s, fmt, fmt.name == "fp8_e4m3")
     v = np.ldexp(sig.astype(np.float64), e - fmt.mbits)
-    return v, e.astype(np.int64), cls == KM.CLS_NAN
+    return v, e.astype(np.int64), cls == KD.CLS_NAN
 
 
 def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p, emin, Eo,
@@ -224,7 +227,7 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
     """Run `grouped_fast_chunk` into ``out``; returns the indices of the outputs
     with an infinite or NaN operand, c or scale (the reference kernel's)."""
     G = model.group
-    npad = -(-n // KM.JB) * KM.JB
+    npad = -(-n // KF.JB) * KF.JB
     A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
     B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
     if npad != n:
@@ -243,11 +246,11 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
     C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
-        KM.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
+        KF.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
         Bv.astype(np.float32), MB.reshape(-1), SAv, SAx, SBv.reshape(-1), SBx.reshape(-1), m,
         npad, K, nsb, C, model.c_fmt.ebits, model.c_fmt.mbits, cspec, has_c, outp,
         model.chunk, G, model.scale_block, model.frac_bits, model.e_zero, p, emin, Eo, Mo,
-        KM.POW2)
+        KD.POW2)
     rs = (Acl.reshape(nbt, m, K) != 0).any(-1) | SAn.reshape(nbt, m, nsb).any(-1)
     cs = (Bcl.reshape(nbt, K, npad) != 0).any(1)
     cs[:, :n] |= SBn.reshape(nbt, nsb, n).any(1)
@@ -334,9 +337,10 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False, 
     rules, and a policy that changes one is refused. A shared operand (an ``a``
     without the batch axes of ``b``, or the reverse) is not copied per batch entry.
 
-    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``,
-    ``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``
-    (references) and the fast ones of `softfloat._kernels.mma_amd`.
+    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk`` and
+    `softfloat._kernels.mma_chains.two_stage_chunk`, ``exact_chunk``,
+    ``ftz_chain_chunk``, ``fma32_chunk`` (references), and the fast ones of
+    `softfloat._kernels.mma_fast` and `softfloat._kernels.mma_amd`.
     """
     _check_model(model)
     fast = unit_fast_paths(model, policy)
@@ -505,14 +509,14 @@ def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
         Cv = _values(C3, model.c_fmt, np.float32)
         out = np.empty(nout, np.float32)
         if alg == "exact":
-            run_chunks_weighted(KM.exact_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
+            run_chunks_weighted(KC.exact_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
                                 model.chunk)
         elif alg == "ftz_chain":
-            run_chunks_weighted(KM.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
+            run_chunks_weighted(KC.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
                                 model.products_per_step, np.float32(2.0 ** model.a_fmt.emin),
                                 np.float32(2.0 ** model.b_fmt.emin))
         else:
-            run_chunks_weighted(KM.fma32_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out)
+            run_chunks_weighted(KC.fma32_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out)
         res = out.view(np.uint32).copy()
         nanm = np.isnan(out)
         if nanm.any():
@@ -578,11 +582,11 @@ def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, o
     args = (model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb, pairs)
     nout = nbt * m * n
     if not fast:
-        run_chunks_weighted(KM.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
+        run_chunks_weighted(KC.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
                             Cs, Ce, Cc, has_c, out, *args, check_ovf)
         return
-    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae).astype(np.int32)
-    Be0 = np.where(Bs == 0, np.int32(KM.NO_EXP), Be).astype(np.int32)
+    Ae0 = np.where(As == 0, np.int32(KD.NO_EXP), Ae).astype(np.int32)
+    Be0 = np.where(Bs == 0, np.int32(KD.NO_EXP), Be).astype(np.int32)
     run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * K * n, As.reshape(nbt * m, K),
                         Ae0.reshape(nbt * m, K), _b_rows(Bs, nbt, n, K), _b_rows(Be0, nbt, n, K),
                         m, n, K, Cs, Ce, has_c, out, *args)
