@@ -63,7 +63,9 @@ MODE_READS = {
         f: "takes the mode apart once per chunk (round_masks)"
         for f in ("addsub_fast_chunk", "mul_fast_chunk", "div_fast_chunk")},
     "softfloat/_kernels/convert.py": {
-        "_fast_chunk": "takes the mode apart once per chunk (round_masks)"},
+        "_fast_chunk": "takes the mode apart once per chunk (round_masks)",
+        "_ne_chunk": "takes the mode apart once per chunk (round_masks): a loop of its "
+                     "own for nearest-even"},
     "softfloat/_kernels/convert_hw.py": {
         "f32_bf16_chunk": "a loop of its own for nearest-even (constant masks)",
         "fp16_chunk": "cvt16_block's rounding immediate is a literal: one loop per mode",
