@@ -444,8 +444,6 @@ def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
     ofmt = model.out_fmt
     alg = model.algorithm
     if alg in ("fdpa", "grouped", "two_stage", "two_stage_pairs"):
-        if alg in ("two_stage", "two_stage_pairs"):
-            As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
         out = np.empty(nout, np.uint32)
         Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
         if alg in ("fdpa", "grouped"):
@@ -491,12 +489,13 @@ def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
                         model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, scl[-1],
                         model.e_zero, p, emin, Eo, Mo)
         else:
-            _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out,
-                       fast)
+            _two_stage(model, A, B, A3, BT3, C3, has_c, batch, nbt, m, n, K, Kp, out, fast)
         res = out.astype(ofmt.dtype, copy=False)
     elif alg == "fma" and model.a_fmt == FP64:
         res = (_fma64_fast if fast else _fma64)(A3, BT3, C3 if has_c else None,
                                                 nbt, m, n, Kp)
+    elif alg == "exact":
+        res = _exact(model, A, B, A3, BT3, C3, has_c, batch, nbt, m, n, K, Kp, fast)
     elif fast:
         res = _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, Kp)
     else:
@@ -504,10 +503,7 @@ def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
         Bv = _values(BT3, model.b_fmt, np.float64 if alg != "ftz_chain" else np.float32)
         Cv = _values(C3, model.c_fmt, np.float32)
         out = np.empty(nout, np.float32)
-        if alg == "exact":
-            run_chunks_weighted(KM.exact_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
-                                model.chunk)
-        elif alg == "ftz_chain":
+        if alg == "ftz_chain":
             run_chunks_weighted(KM.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
                                 model.products_per_step, np.float32(2.0 ** model.a_fmt.emin),
                                 np.float32(2.0 ** model.b_fmt.emin))
@@ -568,38 +564,90 @@ def _b_rows(x, nbt, n, K):
     return np.ascontiguousarray(np.swapaxes(x.reshape(nbt, n, K), 1, 2))
 
 
-def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, out, fast):
-    """CDNA3 "two_stage" / "two_stage_pairs": the fast kernel, then the reference
-    on outputs with an infinite or NaN operand or (bf16, xf32) a product that
-    may reach 2**128."""
-    Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-    pairs = model.algorithm == "two_stage_pairs"
-    check_ovf = model.a_fmt.emax >= 64
-    args = (model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb, pairs)
-    nout = nbt * m * n
-    if not fast:
-        run_chunks_weighted(KM.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
-                            Cs, Ce, Cc, has_c, out, *args, check_ovf)
-        return
-    Ae0 = np.where(As == 0, np.int32(KM.NO_EXP), Ae).astype(np.int32)
-    Be0 = np.where(Bs == 0, np.int32(KM.NO_EXP), Be).astype(np.int32)
-    run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * K * n, As.reshape(nbt * m, K),
-                        Ae0.reshape(nbt * m, K), _b_rows(Bs, nbt, n, K), _b_rows(Be0, nbt, n, K),
-                        m, n, K, Cs, Ce, has_c, out, *args)
-    ra = (Ac.reshape(nbt, m, K) != 0).any(-1)
-    cb = (Bc.reshape(nbt, n, K) != 0).any(-1)
-    if check_ovf:
-        big = np.int32(-(1 << 20))
-        xa = np.where(Ac == 0, Ae0, big).reshape(nbt, m, K).max(-1).astype(np.int64)
-        xb = np.where(Bc == 0, Be0, big).reshape(nbt, n, K).max(-1).astype(np.int64)
-        ovf = (xa[:, :, None] + xb[:, None, :] + 1 >= 128).reshape(-1)
-        cc = ovf | (Cc != 0) if has_c else ovf
+def _two_stage_fits(model) -> bool:
+    """Whether `two_stage_fast_chunk` takes the model: chunks of a multiple of 4
+    products, operands of at most `_LUT_BITS` bits, float64 arithmetic exact (a
+    chunk's sum of products below 2**(F + 2) each under 2**52; the second
+    stage's sum below 2**(F2 + 4 + log2 L) under 2**52) and F2 + 1 >= F."""
+    L, F, F2 = model.chunk, model.frac_bits, model.frac_bits2
+    return (L % 4 == 0 and max(model.a_fmt.nbits, model.b_fmt.nbits) <= _LUT_BITS
+            and F + 2 + int(L).bit_length() <= 52 and F2 + 4 + int(L).bit_length() <= 52
+            and F2 + 1 >= F)
+
+
+def _pad_operands(A, B, batch, nbt, m, n, K, Kp):
+    """A as (nbt, m, Kp) and B as (nbt, Kp, npad), K padded with zero products
+    to Kp and the columns with zero columns to npad (a multiple of the fast
+    kernels' column block JB)."""
+    npad = -(-n // KM.JB) * KM.JB
+    A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
+    B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
+    if Kp != K:
+        A3 = np.concatenate([A3, np.zeros((nbt, m, Kp - K), A3.dtype)], axis=2)
+    if Kp != K or npad != n:
+        B3 = np.pad(B3, ((0, 0), (0, Kp - K), (0, npad - n)))
+    return A3, B3, npad
+
+
+def _c_rows(C3, has_c, nbt, m, n, npad):
+    """c's encodings as (nbt * m * npad) for the fast kernels (a placeholder
+    without c)."""
+    if not has_c:
+        return np.zeros(1, C3.dtype)
+    C = C3.reshape(nbt, m, n)
+    if npad != n:
+        C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
+    return C.reshape(-1)
+
+
+def _two_stage_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out):
+    """CDNA3 "two_stage" / "two_stage_pairs" by `two_stage_fast_chunk` into
+    ``out``; returns the indices of the outputs with an infinite or NaN operand
+    or c, or (bf16, xf32) a product that may reach 2**128, which the reference
+    kernel redoes."""
+    A3, B3, npad = _pad_operands(A, B, batch, nbt, m, n, K, Kp)
+    Av, Ae0, Acl = _decode_values(A3, model.a_fmt)
+    Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
+    C = _c_rows(C3, has_c, nbt, m, n, npad)
+    outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
+    run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * Kp * npad, Av, Ae0, Bv, Be0,
+                        m, npad, Kp, C.view(np.float32), has_c, outp, model.chunk,
+                        model.frac_bits, model.frac_bits2,
+                        model.algorithm == "two_stage_pairs")
+    rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
+    cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
+    cc = None
+    if model.a_fmt.emax >= 64:          # bf16, xf32: products may reach 2**128
+        xa = Ae0.reshape(nbt, m, Kp).max(-1).astype(np.int64)
+        xb = Be0.reshape(nbt, Kp, npad).max(1).astype(np.int64)[:, :n]
+        cc = xa[:, :, None] + xb[:, None, :] + 1 >= 128
+    if has_c:
+        cspec = ~np.isfinite(C3.view(np.float32))
+        cc = cspec if cc is None else cc.reshape(-1) | cspec
+    if npad != n:
+        out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
+    return _rows_cols(rs, cs[:, :n], cc, nbt, m, n)
+
+
+def _two_stage(model, A, B, A3, BT3, C3, has_c, batch, nbt, m, n, K, Kp, out, fast):
+    """CDNA3 "two_stage" / "two_stage_pairs": the fast kernel where it fits,
+    the reference (`two_stage_chunk`) on the outputs it leaves."""
+    if fast and _two_stage_fits(model):
+        slow = _two_stage_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out)
     else:
-        cc = Cc != 0 if has_c else None
-    slow = _rows_cols(ra, cb, cc, nbt, m, n)
-    if slow.size:
-        run_chunks_weighted(KA.two_stage_at_chunk, slow.size, 3 * K, slow, As, Ae, Ac, Bs, Be,
-                            Bc, m, n, K, Cs, Ce, Cc, has_c, out, *args, check_ovf)
+        slow = None
+    if slow is not None and not slow.size:
+        return
+    As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
+    args = (model.chunk, model.frac_bits, model.frac_bits2, model.a_fmt.mbits
+            + model.b_fmt.mbits, model.algorithm == "two_stage_pairs",
+            model.a_fmt.emax >= 64)
+    if slow is None:
+        run_chunks_weighted(KM.two_stage_chunk, nbt * m * n, 3 * Kp, As, Ae, Ac, Bs, Be, Bc,
+                            m, n, Kp, Cs, Ce, Cc, has_c, out, *args)
+    else:
+        run_chunks_weighted(KA.two_stage_at_chunk, slow.size, 3 * Kp, slow, As, Ae, Ac, Bs,
+                            Be, Bc, m, n, Kp, Cs, Ce, Cc, has_c, out, *args)
 
 
 def _values_quick(bits, fmt, dtype):
@@ -615,27 +663,70 @@ def _values_quick(bits, fmt, dtype):
     return _values(flat, fmt, dtype)
 
 
+def _exact_fits(model) -> bool:
+    """Whether `exact_fast_chunk` takes the model: chunks of an even number of
+    products (at most 254), products exact in float64 and far from its
+    overflow and underflow thresholds."""
+    fa, fb = model.a_fmt, model.b_fmt
+    return (model.chunk % 2 == 0 and model.chunk <= 254 and fa.mbits + fb.mbits + 2 <= 53
+            and fa.emax + fb.emax < 1000 and fa.emin - fa.mbits + fb.emin - fb.mbits > -900)
+
+
+def _windows(v, fmt, G, L, nc):
+    """`windows_chunk` over values v (G, L, nc): int32 (G, nc)."""
+    W = np.empty(G * nc, np.int32)
+    run_chunks_weighted(KA.windows_chunk, G, L * nc, v.reshape(-1), L, nc, W, fmt.emin,
+                        fmt.mbits)
+    return W
+
+
+def _exact(model, A, B, A3, BT3, C3, has_c, batch, nbt, m, n, K, Kp, fast):
+    """CDNA1 "exact": `exact_fast_chunk` where it fits, the reference
+    (`exact_chunk`) on the outputs with an infinite or NaN operand or c (or on
+    all, without fast paths); binary32 encodings, NaN the units' NaN."""
+    out = np.empty(nbt * m * n, np.float32)
+    vals = _values_quick if fast else _values     # numpy's casts, or from_bits
+    Cv = vals(C3, model.c_fmt, np.float32)
+    if fast and _exact_fits(model):
+        A3p, B3p, npad = _pad_operands(A, B, batch, nbt, m, n, K, Kp)
+        Av = _values_quick(A3p, model.a_fmt, np.float64)
+        Bv = _values_quick(B3p, model.b_fmt, np.float64)
+        Cp = _c_rows(C3, has_c, nbt, m, n, npad)
+        outp = out if npad == n else np.empty(nbt * m * npad, np.float32)
+        L = model.chunk
+        nch = Kp // L
+        WA = _windows(Av, model.a_fmt, nbt * m * nch, L, 1)
+        WB = _windows(Bv, model.b_fmt, nbt * nch, L, npad)
+        run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * Kp * npad, Av, Bv, WA, WB, m,
+                            npad, Kp, _values_quick(Cp, model.c_fmt, np.float32), has_c, outp,
+                            L, 51 - (L - 1).bit_length())
+        if npad != n:
+            out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
+        ra = (WA.reshape(nbt, m, nch) == KA.W_SPECIAL).any(-1)
+        cb = (WB.reshape(nbt, nch, npad)[:, :, :n] == KA.W_SPECIAL).any(1)
+        slow = _rows_cols(ra, cb, ~np.isfinite(Cv) if has_c else None, nbt, m, n)
+    else:
+        slow = np.arange(out.size, dtype=np.int64)
+    if slow.size:
+        run_chunks_weighted(KA.exact_at_chunk, slow.size, 4 * Kp, slow,
+                            vals(A3, model.a_fmt, np.float64),
+                            vals(BT3, model.b_fmt, np.float64), m, n, Kp, Cv, has_c,
+                            out, model.chunk)
+    res = out.view(np.uint32).copy()
+    res[np.isnan(out)] = np.uint32(all_ones_nan_bits(FP32))
+    return res
+
+
 def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
-    """"exact", "ftz_chain" and the binary32 "fma" chain: the fast kernels on
+    """"ftz_chain" and the binary32 "fma" chain: the fast kernels on
     float values; NaN results the matrix units' NaN (`all_ones_nan_bits`)."""
     alg = model.algorithm
-    dt = np.float32 if alg != "exact" else np.float64
-    Av = _values_quick(A3, model.a_fmt, dt).reshape(nbt * m, K)
-    Bv = _b_rows(_values_quick(BT3, model.b_fmt, dt), nbt, n, K)
+    Av = _values_quick(A3, model.a_fmt, np.float32).reshape(nbt * m, K)
+    Bv = _b_rows(_values_quick(BT3, model.b_fmt, np.float32), nbt, n, K)
     Cv = _values_quick(C3, model.c_fmt, np.float32)
     nout = nbt * m * n
     out = np.empty(nout, np.float32)
-    if alg == "exact":
-        run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * K * n, Av, Bv, K, n, Cv, has_c,
-                            out, model.chunk)
-        ra = ~np.isfinite(Av).all(-1).reshape(nbt, m)
-        cb = ~np.isfinite(Bv).all(1)
-        slow = _rows_cols(ra, cb, ~np.isfinite(Cv) if has_c else None, nbt, m, n)
-        if slow.size:
-            run_chunks_weighted(KA.exact_at_chunk, slow.size, 4 * K, slow, Av.reshape(-1),
-                                np.ascontiguousarray(np.swapaxes(Bv, 1, 2)).reshape(-1), m, n,
-                                K, Cv, has_c, out, model.chunk)
-    elif alg == "ftz_chain":
+    if alg == "ftz_chain":
         with np.errstate(invalid="ignore"):
             Av = np.where(np.abs(Av) < np.float32(2.0 ** model.a_fmt.emin), np.float32(0), Av)
             Bv = np.where(np.abs(Bv) < np.float32(2.0 ** model.b_fmt.emin), np.float32(0), Bv)
