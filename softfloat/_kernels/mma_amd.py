@@ -32,8 +32,7 @@ from numba.extending import intrinsic
 
 from .jit import helper
 from .hw import fma32, fma64
-from .mma import (JB, NO_EXP, RB, exact_chunk, out_pos, round_expansion_f32,
-                  two_stage_chunk)
+from .mma import JB, NO_EXP, RB, exact_chunk, out_pos, two_stage_chunk
 
 
 # IEEE fused multiply-add (one rounding): softfloat._kernels.hw's llvm.fma
@@ -162,6 +161,112 @@ def _round_sum_f32(P, cj):
     return np.float64(np.float32(f64_from_bits(sb)))
 
 
+@helper
+def _two_sum(a, b):
+    """(s, e): s = fl(a + b) and e = a + b - s exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@helper
+def _twosum_block(Av, Bv, arow, bt, K, n, j0, k0, L, c, ib, bad):
+    """The chunk k0 (L = 2 or 4 products) of row ``arow`` for the columns
+    j0 + j with bad[j] set: the products and c added by two-sums (s and the
+    errors e_i, s + sum e_i the exact sum), the errors added by two-sums too;
+    where those are exact (their own errors zero), s + (sum e_i) is the exact
+    sum as a two-term sum and `_round_sum_f32` rounds it, and bad[j] is
+    cleared. Returns how many stay bad (for `_expansion_block`)."""
+    a0 = Av[arow + k0]
+    a1 = Av[arow + k0 + 1]
+    b0 = np.uint64((bt * K + k0) * n + j0)
+    b1 = b0 + np.uint64(n)
+    left = 0
+    if L == 4:
+        a2 = Av[arow + k0 + 2]
+        a3 = Av[arow + k0 + 3]
+        b2 = b1 + np.uint64(n)
+        b3 = b2 + np.uint64(n)
+        for j in range(JB):
+            u = np.uint64(j)
+            s1, e1 = _two_sum(a0 * Bv[b0 + u], a1 * Bv[b1 + u])
+            s2, e2 = _two_sum(a2 * Bv[b2 + u], a3 * Bv[b3 + u])
+            s3, e3 = _two_sum(s1, s2)
+            cj = c[ib + u]
+            s, e4 = _two_sum(s3, cj)
+            r1, d1 = _two_sum(e1, e2)
+            r2, d2 = _two_sum(e3, e4)
+            r, d3 = _two_sum(r1, r2)
+            bj = np.int64(bad[j])
+            fix = bj & np.int64((d1 == 0.0) & (d2 == 0.0) & (d3 == 0.0))
+            y = _round_sum_f32(s, r)
+            c[ib + u] = y if fix else cj
+            bad[j] = bj - fix
+            left += bj - fix
+    else:
+        for j in range(JB):
+            u = np.uint64(j)
+            s1, e1 = _two_sum(a0 * Bv[b0 + u], a1 * Bv[b1 + u])
+            cj = c[ib + u]
+            s, e4 = _two_sum(s1, cj)
+            r, d1 = _two_sum(e1, e4)
+            bj = np.int64(bad[j])
+            fix = bj & np.int64(d1 == 0.0)
+            y = _round_sum_f32(s, r)
+            c[ib + u] = y if fix else cj
+            bad[j] = bj - fix
+            left += bj - fix
+    return left
+
+
+@helper
+def _expansion_block(Av, Bv, arow, bt, K, n, j0, k0, L, c, ib, bad, buf, tie):
+    """The chunk k0 of row ``arow`` for the columns j0 + j with bad[j] set: per
+    column the L products (exact float64) and c[ib + j] made a non-overlapping
+    expansion by Grow-Expansion (two-sums, all columns at once; zero terms
+    included, which changes the components but not the sum nor the rounding)
+    and rounded to binary32 as `round_expansion_f32` does: its largest
+    component x to nearest-even, the rare possible ties (x's 29 low bits
+    100...0, or x in binary32's subnormal range) redone with the rest's sign."""
+    T = L + 1
+    for t in range(L):
+        a = Av[arow + k0 + t]
+        bb = np.uint64((bt * K + k0 + t) * n + j0)
+        for j in range(JB):
+            buf[t, j] = a * Bv[bb + np.uint64(j)]
+    for j in range(JB):
+        buf[L, j] = c[ib + np.uint64(j)]
+    for i in range(1, T):
+        for h in range(i):
+            for j in range(JB):
+                q = buf[i, j]
+                b = buf[h, j]
+                s = q + b
+                bv = s - q
+                buf[h, j] = (q - (s - bv)) + (b - bv)
+                buf[i, j] = s
+    for j in range(JB):
+        x = buf[T - 1, j]
+        f = np.float64(np.float32(x))
+        tie[j] = ((f64_bits(x) & 0x1FFFFFFF) == 0x10000000) | (abs(x) < 1.1754943508222875e-38)
+        cj = c[ib + np.uint64(j)]
+        c[ib + np.uint64(j)] = (0.0 if x == 0.0 else f) if bad[j] else cj
+    for j in range(JB):
+        x = buf[T - 1, j]
+        if bad[j] and tie[j] and np.isfinite(c[ib + np.uint64(j)]) and x != 0.0:
+            rs = 0.0
+            for h in range(T - 2, -1, -1):
+                if buf[h, j] != 0.0:
+                    rs = buf[h, j]
+                    break
+            f = np.float32(x)
+            d = x - np.float64(f)
+            if d != 0.0 and rs != 0.0 and np.isfinite(f):
+                up = np.nextafter(f, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
+                if np.float64(up) - x == d and (rs > 0) == (d > 0):
+                    c[ib + np.uint64(j)] = np.float64(up)
+
+
 @njit(cache=True, nogil=True)
 def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
     """"exact" for outputs with finite operands: rows [lo, hi) of (nb * m) in
@@ -175,16 +280,17 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
     WA + WB <= lim (51 - ceil(log2 L)), every product of the chunk is a
     multiple of one power of two 2**q and their sum is below 2**(q + 53): the
     float64 sum P of the products is exact, and `_round_sum_f32` rounds P + c
-    (a two-sum, rounding to odd, then to binary32). The other columns of the
-    chunk are redone by the reference's rounding (`round_expansion_f32` on the
-    nonzero terms, as `exact_chunk` does). An infinite (overflowed) running
-    sum stays."""
+    (a two-sum, rounding to odd, then to binary32). A row's chunk with other
+    columns (products spanning more than 53 bits) is redone for those by
+    `_expansion_block` (Grow-Expansion over the columns). An infinite
+    (overflowed) running sum stays."""
     nch = K // L
     inf = np.inf
     c = np.empty(RB * JB, np.float64)
     P = np.empty(JB, np.float64)
     bad = np.empty(JB, np.uint8)
-    buf = np.empty(L + 1, np.float64)
+    buf = np.empty((L + 1, JB), np.float64)
+    tie = np.empty(JB, np.bool_)
     for r0 in range(lo, hi, RB):
         nr = min(RB, hi - r0)
         for j0 in range(0, n, JB):
@@ -207,23 +313,35 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                     wa = np.int64(WA[r * nch + ch])
                     wb0 = np.uint64((bt * nch + ch) * n + j0)
                     b0 = np.uint64((bt * K + k0) * n + j0)
-                    if L == 2 or L == 4:
+                    nbad = 0
+                    if L == 4:
                         # the products and the rounding in one pass
                         a0 = Av[arow + k0]
                         a1 = Av[arow + k0 + 1]
-                        a2 = Av[arow + k0 + 2] if L == 4 else 0.0
-                        a3 = Av[arow + k0 + 3] if L == 4 else 0.0
+                        a2 = Av[arow + k0 + 2]
+                        a3 = Av[arow + k0 + 3]
                         b1 = b0 + np.uint64(n)
-                        b2 = b1 + np.uint64(n) if L == 4 else b0
-                        b3 = b2 + np.uint64(n) if L == 4 else b0
-                        nbad = 0
+                        b2 = b1 + np.uint64(n)
+                        b3 = b2 + np.uint64(n)
                         for j in range(JB):
                             u = np.uint64(j)
-                            if L == 4:
-                                pj = ((a0 * Bv[b0 + u] + a1 * Bv[b1 + u])
-                                      + (a2 * Bv[b2 + u] + a3 * Bv[b3 + u]))
-                            else:
-                                pj = a0 * Bv[b0 + u] + a1 * Bv[b1 + u]
+                            pj = ((a0 * Bv[b0 + u] + a1 * Bv[b1 + u])
+                                  + (a2 * Bv[b2 + u] + a3 * Bv[b3 + u]))
+                            cj = c[ib + u]
+                            fin = abs(cj) < inf
+                            y = _round_sum_f32(pj, cj if fin else 0.0)
+                            ok = wa + np.int64(WB[wb0 + u]) <= lim
+                            c[ib + u] = y if (ok & fin) else cj
+                            bj = (not ok) & fin
+                            bad[j] = bj
+                            nbad += bj
+                    elif L == 2:
+                        a0 = Av[arow + k0]
+                        a1 = Av[arow + k0 + 1]
+                        b1 = b0 + np.uint64(n)
+                        for j in range(JB):
+                            u = np.uint64(j)
+                            pj = a0 * Bv[b0 + u] + a1 * Bv[b1 + u]
                             cj = c[ib + u]
                             fin = abs(cj) < inf
                             y = _round_sum_f32(pj, cj if fin else 0.0)
@@ -243,7 +361,6 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                             for j in range(JB):
                                 u = np.uint64(j)
                                 P[j] += a0 * Bv[bt0 + u] + a1 * Bv[bt1 + u]
-                        nbad = 0
                         for j in range(JB):
                             u = np.uint64(j)
                             cj = c[ib + u]
@@ -254,22 +371,11 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                             bj = (not ok) & fin
                             bad[j] = bj
                             nbad += bj
+                    if nbad and (L == 2 or L == 4):
+                        nbad = _twosum_block(Av, Bv, arow, bt, K, n, j0, k0, L, c, ib, bad)
                     if nbad:
-                        for j in range(JB):
-                            if bad[j]:
-                                # the reference's rounding of the nonzero terms
-                                nt = 0
-                                for t in range(k0, k0 + L):
-                                    pv = Av[arow + t] * Bv[(bt * K + t) * n + j0 + j]
-                                    if pv != 0.0:
-                                        buf[nt] = pv
-                                        nt += 1
-                                cj = c[ib + np.uint64(j)]
-                                if cj != 0.0:
-                                    buf[nt] = cj
-                                    nt += 1
-                                c[ib + np.uint64(j)] = (np.float64(round_expansion_f32(buf, nt))
-                                                        if nt else 0.0)
+                        _expansion_block(Av, Bv, arow, bt, K, n, j0, k0, L, c, ib, bad, buf,
+                                         tie)
             for i in range(nr):
                 ib = np.uint64(i * JB)
                 ob = np.uint64((r0 + i) * n + j0)
