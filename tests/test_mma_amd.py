@@ -73,7 +73,8 @@ def _enc(vals, fmt):
 def test_two_stage_special_cases():
     """Overflowing chunk sums (the infinity kept over later chunks), products of
     2**128 and more (bf16, xf32), cancellation to zero (+0), results rounding
-    to zero from below (their sign), -0 accumulators, subnormal accumulators."""
+    to zero from below (their sign), -0 accumulators, subnormal accumulators,
+    chunks of -0 products only (+0)."""
     for ins in ("f32_32x32x8_bf16", "f32_32x32x4_xf32", "f32_32x32x8_f16",
                 "f32_32x32x16_fp8_fp8"):
         unit = M.tensor_core("cdna3", instruction=ins)
@@ -82,10 +83,11 @@ def test_two_stage_special_cases():
         rows = [[big] * k * 2, [big, -big] + [0.0] * (2 * k - 2),
                 [1.0, -1.0] + [0.0] * (2 * k - 2), [2.0 ** fa.emin] * (2 * k),
                 [-(2.0 ** (fa.emin - fa.mbits))] + [0.0] * (2 * k - 1),
-                [1.5, 2.0 ** -20, -1.5] + [0.0] * (2 * k - 3), [0.0] * (2 * k)]
+                [1.5, 2.0 ** -20, -1.5] + [0.0] * (2 * k - 3), [0.0] * (2 * k),
+                [-1.0] * (2 * k)]
         a = _enc(rows, fa)
         cols = [[big] * (2 * k), [1.0] * (2 * k), [2.0 ** fa.emin] * (2 * k),
-                [-(2.0 ** fa.emin)] + [1.0] * (2 * k - 1)]
+                [-(2.0 ** fa.emin)] + [1.0] * (2 * k - 1), [0.0] * (2 * k)]
         b = _enc(np.array(cols).T, unit.b_fmt)
         for cv in (-0.0, 2.0 ** -140, -(2.0 ** -149), 3.0e38, -1.0):
             c = _enc(np.full((len(rows), len(cols)), cv), sf.FP32)

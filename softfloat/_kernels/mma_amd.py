@@ -646,7 +646,7 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
                                       + np.trunc(a1 * Bv[b1 + u] * s0))
                                      + (np.trunc(a2 * Bv[b2 + u] * s0)
                                         + np.trunc(a3 * Bv[b3 + u] * s0)))
-                                S0[j] = v if first else S0[j] + v
+                                S0[j] = v + 0.0 if first else S0[j] + v    # (+0, not -0)
                         else:
                             for j in range(JB):
                                 u = np.uint64(j)
@@ -655,7 +655,7 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
                                       + np.trunc(a1 * Bv[b1 + u] * s0))
                                      + (np.trunc(a2 * Bv[b2 + u] * s0)
                                         + np.trunc(a3 * Bv[b3 + u] * s0)))
-                                X = v if first else S0[j] + v
+                                X = v + 0.0 if first else S0[j] + v
                                 cj = c[ib + u]
                                 y = _stage2(X, np.int64(mx0[j]), cj if abs(cj) < inf else 0.0,
                                             F, F2, False)
