@@ -1,11 +1,11 @@
 """The flags of ``mma(..., return_flags=True)``: overflow and invalid from the
 operands' classes, inexact and underflow against the exact A B + C
-(`softfloat._kernels.mma_amd.exact_flags_chunk`)."""
+(`softfloat._kernels.mma_flags.exact_flags_chunk`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import mma_amd as KA
+from .._kernels import mma_flags as KF
 from .._parallel import run_chunks_weighted
 from ..conversions import from_bits
 from ..flags import Flags
@@ -66,7 +66,7 @@ def _exps(v):
 def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
     """Inexact (D is not the exact A B + C) and underflow (inexact, and the
     exact A B + C nonzero below the output format's smallest normal) for the
-    outputs with finite operands (`softfloat._kernels.mma_amd.exact_flags_chunk`)."""
+    outputs with finite operands (`softfloat._kernels.mma_flags.exact_flags_chunk`)."""
     K = av.shape[-1]
     A = np.ascontiguousarray(av, np.float64).reshape(-1)
     Bt = np.ascontiguousarray(bv, np.float64).reshape(-1)
@@ -86,5 +86,5 @@ def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
     base = min(lows)
     nl = (max(tops) + 2 - base) // 32 + 2
     nout = d.size
-    run_chunks_weighted(KA.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
+    run_chunks_weighted(KF.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
                         base, nl, model.out_fmt.emin, fl)
