@@ -279,3 +279,35 @@ def test_exact_ties_and_tiny_sums():
     for i in range(len(rows)):
         for j in range(2):
             assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), (i, j)
+
+
+def test_exact_fast_kernel_every_path():
+    """CDNA1 exact dots down each path of `exact_fast_chunk`: products within
+    the exponent window (one float64 sum, rounded to odd), products spanning
+    more (two-sums), and errors that do not add exactly (a huge c against tiny
+    products: Grow-Expansion); fast against slow and the Fraction reference."""
+    from softfloat.mma import amd as AMD
+    rng = np.random.default_rng(11)
+    for ins, fmt in (("f32_32x32x8f16", "fp16"), ("f32_32x32x4bf16", "bf16")):
+        unit = M.tensor_core("cdna1", instruction=ins)
+        L, K = unit.chunk, 8
+        narrow = rng.standard_normal((4, K))
+        wide = rng.standard_normal((4, K)) * 2.0 ** rng.integers(-14, 15, (4, K))
+        a = sf.to_bits(np.concatenate([narrow, wide]), fmt)
+        b = sf.to_bits(np.concatenate([rng.standard_normal((K, 3)),
+                                       rng.standard_normal((K, 3))
+                                       * 2.0 ** rng.integers(-14, 15, (K, 3))], axis=1), fmt)
+        av, bv = sf.from_bits(a, fmt), sf.from_bits(b, fmt)
+        WA = AMD._windows(np.ascontiguousarray(av), unit.a_fmt, a.size // L, L, 1)
+        WB = AMD._windows(np.ascontiguousarray(bv), unit.b_fmt, K // L, L, b.shape[1])
+        w = WA.reshape(a.shape[0], K // L)[:, :, None] + WB.reshape(K // L, -1)[None]
+        lim = 51 - (L - 1).bit_length()
+        assert (w[:4, :, :3] <= lim).all() and (w > lim).any()
+        for cv in (0.0, 3.0e30, -(2.0 ** -140)):
+            c = sf.to_bits(np.full((a.shape[0], b.shape[1]), cv), "fp32")
+            fast, slow = _both(unit, a, b, c)
+            _assert_same(unit, fast, slow, (ins, cv))
+            for i in range(0, a.shape[0], 3):
+                for j in range(b.shape[1]):
+                    assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), \
+                        (ins, cv, i, j)
