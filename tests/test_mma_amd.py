@@ -285,7 +285,9 @@ def test_exact_fast_kernel_every_path():
     """CDNA1 exact dots down each path of `exact_fast_chunk`: products within
     the exponent window (one float64 sum, rounded to odd), products spanning
     more (two-sums), and errors that do not add exactly (a huge c against tiny
-    products: Grow-Expansion); fast against slow and the Fraction reference."""
+    products: Grow-Expansion); bf16 chains that overflow (redone by the
+    reference, which keeps the infinity); fast against slow and the Fraction
+    reference."""
     from softfloat.mma import amd as AMD
     rng = np.random.default_rng(11)
     for ins, fmt in (("f32_32x32x8f16", "fp16"), ("f32_32x32x4bf16", "bf16")):
@@ -293,7 +295,10 @@ def test_exact_fast_kernel_every_path():
         L, K = unit.chunk, 8
         narrow = rng.standard_normal((4, K))
         wide = rng.standard_normal((4, K)) * 2.0 ** rng.integers(-14, 15, (4, K))
-        a = sf.to_bits(np.concatenate([narrow, wide]), fmt)
+        rows = [narrow, wide]
+        if fmt == "bf16":
+            rows.append(np.array([[2.0 ** 127] * K, [2.0 ** 127, -(2.0 ** 127)] * (K // 2)]))
+        a = sf.to_bits(np.concatenate(rows), fmt)
         b = sf.to_bits(np.concatenate([rng.standard_normal((K, 3)),
                                        rng.standard_normal((K, 3))
                                        * 2.0 ** rng.integers(-14, 15, (K, 3))], axis=1), fmt)
@@ -307,6 +312,8 @@ def test_exact_fast_kernel_every_path():
             c = sf.to_bits(np.full((a.shape[0], b.shape[1]), cv), "fp32")
             fast, slow = _both(unit, a, b, c)
             _assert_same(unit, fast, slow, (ins, cv))
+            if fmt == "bf16":
+                assert np.isinf(sf.from_bits(fast[-2], "fp32")).any()
             for i in range(0, a.shape[0], 3):
                 for j in range(b.shape[1]):
                     assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), \

@@ -285,10 +285,13 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
     float64 sum P of the products is exact, and `_round_sum_f32` rounds P + c
     (a two-sum, rounding to odd, then to binary32). A row's chunk with other
     columns (products spanning more than 53 bits) is redone for those by
-    `_expansion_block` (Grow-Expansion over the columns). An infinite
-    (overflowed) running sum stays."""
+    `_expansion_block` (Grow-Expansion over the columns). An overflowed
+    (infinite) running sum is not carried on: it turns the rest of its chain
+    infinite or NaN, and the call returns how many outputs ended so, for the
+    caller to redo them with the reference (which keeps the infinity)."""
     nch = K // L
     inf = np.inf
+    nonfin = np.int64(0)
     c = np.empty(RB * JB, np.float64)
     P = np.empty(JB, np.float64)
     bad = np.empty(JB, np.uint8)
@@ -331,13 +334,11 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                             pj = ((a0 * Bv[b0 + u] + a1 * Bv[b1 + u])
                                   + (a2 * Bv[b2 + u] + a3 * Bv[b3 + u]))
                             cj = c[ib + u]
-                            fin = abs(cj) < inf
-                            y = _round_sum_f32(pj, cj if fin else 0.0)
+                            y = _round_sum_f32(pj, cj)
                             ok = wa + np.int64(WB[wb0 + u]) <= lim
-                            c[ib + u] = y if (ok & fin) else cj
-                            bj = (not ok) & fin
-                            bad[j] = bj
-                            nbad += bj
+                            c[ib + u] = y if ok else cj
+                            bad[j] = not ok
+                            nbad += np.int64(not ok)
                     elif L == 2:
                         a0 = Av[arow + k0]
                         a1 = Av[arow + k0 + 1]
@@ -346,13 +347,11 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                             u = np.uint64(j)
                             pj = a0 * Bv[b0 + u] + a1 * Bv[b1 + u]
                             cj = c[ib + u]
-                            fin = abs(cj) < inf
-                            y = _round_sum_f32(pj, cj if fin else 0.0)
+                            y = _round_sum_f32(pj, cj)
                             ok = wa + np.int64(WB[wb0 + u]) <= lim
-                            c[ib + u] = y if (ok & fin) else cj
-                            bj = (not ok) & fin
-                            bad[j] = bj
-                            nbad += bj
+                            c[ib + u] = y if ok else cj
+                            bad[j] = not ok
+                            nbad += np.int64(not ok)
                     else:
                         for j in range(JB):
                             P[j] = 0.0
@@ -367,13 +366,11 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                         for j in range(JB):
                             u = np.uint64(j)
                             cj = c[ib + u]
-                            fin = abs(cj) < inf
-                            y = _round_sum_f32(P[j], cj if fin else 0.0)
+                            y = _round_sum_f32(P[j], cj)
                             ok = wa + np.int64(WB[wb0 + u]) <= lim
-                            c[ib + u] = y if (ok & fin) else cj
-                            bj = (not ok) & fin
-                            bad[j] = bj
-                            nbad += bj
+                            c[ib + u] = y if ok else cj
+                            bad[j] = not ok
+                            nbad += np.int64(not ok)
                     if nbad and (L == 2 or L == 4):
                         nbad = _twosum_block(Av, Bv, arow, bt, K, n, j0, k0, L, c, ib, bad)
                     if nbad:
@@ -383,8 +380,10 @@ def exact_fast_chunk(lo, hi, Av, Bv, WA, WB, m, n, K, Cv, has_c, out, L, lim):
                 ib = np.uint64(i * JB)
                 ob = np.uint64((r0 + i) * n + j0)
                 for j in range(JB):
-                    out[ob + np.uint64(j)] = np.float32(c[ib + np.uint64(j)])
-    return 0
+                    y = c[ib + np.uint64(j)]
+                    out[ob + np.uint64(j)] = np.float32(y)
+                    nonfin += np.int64(not (abs(y) < inf))
+    return nonfin
 
 
 W_NONE = -(1 << 21)           # `windows_chunk`: a chunk without a nonzero value
@@ -546,10 +545,13 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
     every product is trunc(a * b * 2**(F - e)), an integer below 2**(F + 2),
     and their sum (below 2**53: the caller checks F + 2 + log2(L) <= 52) the
     integer of `two_stage_chunk`'s `_part_sum`. Second stage by `_stage2`;
-    the result, a binary32 value, is the next chunk's c; an overflowed
-    (infinite) c stays."""
+    the result, a binary32 value, is the next chunk's c. An overflowed
+    (infinite) c is not carried on: it turns the rest of its chain infinite or
+    NaN, and the call returns how many outputs ended so, for the caller to
+    redo them with the reference (which keeps the infinity)."""
     nch = K // L
     inf = np.inf
+    nonfin = np.int64(0)
     big = np.int64(1000)
     c = np.empty(RB * JB, np.float64)
     mx0 = np.empty(JB, np.float32)
@@ -590,8 +592,7 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
                             X = (np.floor(S0[j] * _p2(max(e0 - e, np.int64(-200))))
                                  + np.floor(S1[j] * _p2(max(e1 - e, np.int64(-200)))))
                             cj = c[ib + np.uint64(j)]
-                            y = _stage2(X, e, cj if abs(cj) < inf else 0.0, F, F2, True)
-                            c[ib + np.uint64(j)] = cj if abs(cj) == inf else y
+                            c[ib + np.uint64(j)] = _stage2(X, e, cj, F, F2, True)
                         continue
                     # the largest product exponent (and the scale 2**(F - e)) of
                     # the chunk, the first pass setting it, the last the scale
@@ -660,17 +661,17 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
                                         + np.trunc(a3 * Bv[b3 + u] * s0)))
                                 X = v + 0.0 if first else S0[j] + v
                                 cj = c[ib + u]
-                                y = _stage2(X, np.int64(mx0[j]), cj if abs(cj) < inf else 0.0,
-                                            F, F2, False)
-                                c[ib + u] = cj if abs(cj) == inf else y
+                                c[ib + u] = _stage2(X, np.int64(mx0[j]), cj, F, F2, False)
             for i in range(nr):
                 ib = np.uint64(i * JB)
                 ob = np.uint64((r0 + i) * n + j0)
                 for j in range(JB):
-                    o32[j] = np.float32(c[ib + np.uint64(j)])
+                    y = c[ib + np.uint64(j)]
+                    o32[j] = np.float32(y)
+                    nonfin += np.int64(not (abs(y) < inf))
                 for j in range(JB):
                     out[ob + np.uint64(j)] = o32b[j]
-    return 0
+    return nonfin
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,8 @@ from .._kernels import mma_amd as KA
 from .._parallel import run_chunks_weighted
 from ..formats import FP32, FP64
 from ..specialize import all_ones_nan_bits
-from .decode import LUT_BITS, decode_all, decode_values, rows_cols, float_values, float_values_quick
+from .decode import (LUT_BITS, decode_all, decode_values, float_values, float_values_quick,
+                     rows_cols)
 
 def _fma64(A3, BT3, C3, nbt, m, n, K):
     """fp64 fused multiply-add chain: MPFR's correctly rounded fma (gmpy2, 53 bits,
@@ -59,10 +60,10 @@ def _two_stage_fast(model, ops, out):
     Av, Ae0, Acl = decode_values(A3, model.a_fmt)
     Bv, Be0, Bcl = decode_values(B3, model.b_fmt)
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
-    run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * Kp * npad, Av, Ae0, Bv, Be0,
-                        m, npad, Kp, ops.c_rows(npad).view(np.float32), ops.has_c, outp,
-                        model.chunk, model.frac_bits, model.frac_bits2,
-                        model.algorithm == "two_stage_pairs")
+    nonfin = run_chunks_weighted(
+        KA.two_stage_fast_chunk, nbt * m, 3 * Kp * npad, Av, Ae0, Bv, Be0, m, npad, Kp,
+        ops.c_rows(npad).view(np.float32), ops.has_c, outp, model.chunk, model.frac_bits,
+        model.frac_bits2, model.algorithm == "two_stage_pairs")
     rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
     cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
     cc = None
@@ -75,6 +76,9 @@ def _two_stage_fast(model, ops, out):
         cc = cspec if cc is None else cc.reshape(-1) | cspec
     if npad != n:
         out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
+    if nonfin:                          # overflowed chains: the reference keeps the infinity
+        over = ~np.isfinite(out.view(np.float32))
+        cc = over if cc is None else cc.reshape(-1) | over
     return rows_cols(rs, cs[:, :n], cc, nbt, m, n)
 
 
@@ -131,14 +135,18 @@ def exact(model, ops, fast):
         nch = Kp // L
         WA = _windows(Av, model.a_fmt, nbt * m * nch, L, 1)
         WB = _windows(Bv, model.b_fmt, nbt * nch, L, npad)
-        run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * Kp * npad, Av, Bv, WA, WB, m,
-                            npad, Kp, float_values_quick(ops.c_rows(npad), model.c_fmt, np.float32),
-                            ops.has_c, outp, L, 51 - (L - 1).bit_length())
+        Cp = float_values_quick(ops.c_rows(npad), model.c_fmt, np.float32)
+        nonfin = run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * Kp * npad, Av, Bv, WA,
+                                     WB, m, npad, Kp, Cp, ops.has_c, outp, L,
+                                     51 - (L - 1).bit_length())
         if npad != n:
             out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
         ra = (WA.reshape(nbt, m, nch) == KA.W_SPECIAL).any(-1)
         cb = (WB.reshape(nbt, nch, npad)[:, :, :n] == KA.W_SPECIAL).any(1)
-        slow = rows_cols(ra, cb, ~np.isfinite(Cv) if ops.has_c else None, nbt, m, n)
+        cc = ~np.isfinite(Cv) if ops.has_c else None
+        if nonfin:                      # overflowed chains: the reference keeps the infinity
+            cc = ~np.isfinite(out) if cc is None else cc | ~np.isfinite(out)
+        slow = rows_cols(ra, cb, cc, nbt, m, n)
     else:
         slow = np.arange(out.size, dtype=np.int64)
     if slow.size:
