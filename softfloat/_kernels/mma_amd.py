@@ -528,8 +528,7 @@ def _pairs_sum(Av, Bv, arow, bt, K, n, j0, k0, L, sc0, sc1, S0, S1):
 
 
 @njit(cache=True, nogil=True)
-def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F, F2,
-                         pairs):
+def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, sums):
     """"two_stage" / "two_stage_pairs" for outputs with finite operands and
     products below 2**128 (the caller redoes the others with
     `two_stage_chunk`): rows [lo, hi) of (nb * m) in blocks of RB rows sharing
@@ -538,7 +537,9 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
     transposed) the operands' values (float64, exact), Ae0, Be0 their binade
     exponents (float32, NO_EXP for zeros: a sum of two is exact, and a product
     with a zero factor lies far below every other); Cv (nb * m * n) c as
-    float32; out the binary32 encodings (uint32).
+    float32; out the binary32 encodings (uint32); ``sums`` the model's (L, F, F2,
+    pairs): products per chunk, fraction bits of the two stages, and whether
+    the even and odd products are summed apart.
 
     First stage, in float64 as `fdpa_fast_chunk` does: with e the largest
     product exponent of the chunk (or of its even and odd products, pairs),
@@ -549,6 +550,7 @@ def two_stage_fast_chunk(lo, hi, Av, Ae0, Bv, Be0, m, n, K, Cv, has_c, out, L, F
     (infinite) c is not carried on: it turns the rest of its chain infinite or
     NaN, and the call returns how many outputs ended so, for the caller to
     redo them with the reference (which keeps the infinity)."""
+    L, F, F2, pairs = sums
     nch = K // L
     inf = np.inf
     nonfin = np.int64(0)

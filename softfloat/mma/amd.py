@@ -62,8 +62,8 @@ def _two_stage_fast(model, ops, out):
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     nonfin = run_chunks_weighted(
         KA.two_stage_fast_chunk, nbt * m, 3 * Kp * npad, Av, Ae0, Bv, Be0, m, npad, Kp,
-        ops.c_rows(npad).view(np.float32), ops.has_c, outp, model.chunk, model.frac_bits,
-        model.frac_bits2, model.algorithm == "two_stage_pairs")
+        ops.c_rows(npad).view(np.float32), ops.has_c, outp,
+        (model.chunk, model.frac_bits, model.frac_bits2, model.algorithm == "two_stage_pairs"))
     rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
     cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
     cc = None
