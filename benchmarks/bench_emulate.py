@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     a32 = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
     b32 = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
     from softfloat import cublas
-    from softfloat.emulate.encode import to_bits
+    from softfloat.emulation.encode import to_bits
     print(f"GEMMs {n} x {n} x {n}, ns per multiply-add (best of {reps}): under the mode / "
           f"softfloat.cublas.gemm on encodings / native torch CPU")
     macs = n ** 3

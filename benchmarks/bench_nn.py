@@ -4,7 +4,10 @@ and a wider/deeper one: fast order <= 2x, exact sequential order <= 10x).
 
     python benchmarks/bench_nn.py [--nets 512,512 1024,1024,1024] [--batch 128]
                                   [--epochs 2] [--threads 1] [--policies ...]
-                                  [--clock wall|cpu]
+                                  [--clock wall|cpu] [--quick]
+
+``--quick``: one network (64-256-256-10), 3 epochs, CPU clock (about 20 s; to compare
+two checkouts, run it from each in turn, alternating).
 
 Mixed precision here: fp16 or bf16 parameters/activations/gradients, products exact
 and summed in fp32 (``order="blas"``: the fast bounded model; ``"sequential"``: the
@@ -95,7 +98,11 @@ def main(argv=None):
                     help="wall: time.perf_counter (default); cpu: time.process_time, the "
                          "process's CPU time (all its threads): on a shared, loaded machine "
                          "it leaves out the time spent waiting for a core")
+    ap.add_argument("--quick", action="store_true",
+                    help="--nets 256,256 --epochs 3 --clock cpu (about 20 s)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.nets, args.epochs, args.clock = ["256,256"], 3, "cpu"
     clock = time.perf_counter if args.clock == "wall" else time.process_time
     os.environ["SOFTFLOAT_NUM_THREADS"] = str(args.threads)   # the library's chunk pool
     x, y, _, _ = digits()

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     ref = os.path.join(ROOT, "examples", "sfv1_reference.py")
     impls = {
         "library": lambda x, y: sf.add(x, y, "fp16", return_flags=True),
-        "numpy": sf.verify.numpy_impl(np.add, np.float16),
+        "numpy": sf.verification.numpy_impl(np.add, np.float16),
         "exec": f"exec:{sys.executable} {ref}",
         "exec --library": f"exec:{sys.executable} {ref} --library",
     }

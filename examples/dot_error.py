@@ -12,23 +12,12 @@ has log2(n)*u; stochastic rounding behaves like sqrt(n)*u.
 """
 from __future__ import annotations
 
-import os
+import numpy as np
 
-import sys
+import softfloat as sf
+from _common import OUT, outdir_from_argv, pyplot, save
 
-try:
-    import matplotlib
-except ImportError:                      # a plain install: say which extra, exit 2
-    from softfloat._extras import message
-    print(message("matplotlib", "examples/dot_error.py"), file=sys.stderr)
-    sys.exit(2)
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import softfloat as sf  # noqa: E402
-
-OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
+plt = pyplot("examples/dot_error.py")
 
 MODELS = {
     "fp16, sequential, RNE": dict(acc="fp16"),
@@ -70,14 +59,8 @@ def main(trials=5, outdir=OUT):
     ax.set_title("Dot products of fp16 vectors in [0, 1)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    os.makedirs(outdir, exist_ok=True)
-    out = os.path.join(outdir, "dot_error.png")
-    fig.savefig(out, dpi=120)
-    print("wrote", out)
+    save(fig, outdir, "dot_error.png")
 
 
 if __name__ == "__main__":
-    from softfloat._cli import Parser
-    ap = Parser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
-    main(outdir=ap.parse_args().out)
+    main(outdir=outdir_from_argv(__doc__))

@@ -42,7 +42,7 @@ def main(argv):
     nops, in_bytes, out_bytes = (int(w) for w in words[4:7])
     policies = dict(w.split("=", 1) for w in words[7:])
     if use_library:
-        from softfloat.verify.ops import get_op
+        from softfloat.verification.ops import get_op
         try:
             spec = get_op(op, fmt)
             kw = {k: (v == "1" if k in ("ftz", "daz") else

@@ -10,23 +10,12 @@ there (1/4 one binade higher, ...), so its expected value is the exact sum.
 """
 from __future__ import annotations
 
-import os
+import numpy as np
 
-import sys
+import softfloat as sf
+from _common import OUT, outdir_from_argv, pyplot, save
 
-try:
-    import matplotlib
-except ImportError:                      # a plain install: say which extra, exit 2
-    from softfloat._extras import message
-    print(message("matplotlib", "examples/sum_stagnation.py"), file=sys.stderr)
-    sys.exit(2)
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import softfloat as sf  # noqa: E402
-
-OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
+plt = pyplot("examples/sum_stagnation.py")
 
 
 def recursive_sum_of_ones(n, fmt, **kw):
@@ -56,14 +45,8 @@ def main(outdir=OUT):
     ax.set_title("Recursive summation of ones")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    os.makedirs(outdir, exist_ok=True)
-    out = os.path.join(outdir, "sum_stagnation.png")
-    fig.savefig(out, dpi=120)
-    print("wrote", out)
+    save(fig, outdir, "sum_stagnation.png")
 
 
 if __name__ == "__main__":
-    from softfloat._cli import Parser
-    ap = Parser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
-    main(outdir=ap.parse_args().out)
+    main(outdir=outdir_from_argv(__doc__))

@@ -18,23 +18,12 @@ IEEE fp32 accumulation with nearest even is unbiased.
 """
 from __future__ import annotations
 
-import os
+import numpy as np
 
-import sys
+import softfloat as sf
+from _common import OUT, outdir_from_argv, pyplot, save
 
-try:
-    import matplotlib
-except ImportError:                      # a plain install: say which extra, exit 2
-    from softfloat._extras import message
-    print(message("matplotlib", "examples/tensor_core.py"), file=sys.stderr)
-    sys.exit(2)
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import softfloat as sf  # noqa: E402
-
-OUT = os.path.join("out", "examples")    # relative to the working directory; untracked
+plt = pyplot("examples/tensor_core.py")
 
 
 def non_monotonic():
@@ -92,14 +81,8 @@ def main(outdir=OUT):
     ax2.set_title("dot products, n = 256, fp16 in [0, 1)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    os.makedirs(outdir, exist_ok=True)
-    out = os.path.join(outdir, "tensor_core.png")
-    fig.savefig(out, dpi=120)
-    print("wrote", out)
+    save(fig, outdir, "tensor_core.png")
 
 
 if __name__ == "__main__":
-    from softfloat._cli import Parser
-    ap = Parser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=OUT, metavar="DIR", help="where the PNG goes")
-    main(outdir=ap.parse_args().out)
+    main(outdir=outdir_from_argv(__doc__))

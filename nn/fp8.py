@@ -62,6 +62,7 @@ fp32 may then underflow, as it would on the GPU.
 """
 from __future__ import annotations
 
+import contextlib
 
 import numpy as np
 
@@ -69,38 +70,41 @@ import softfloat as sf
 from softfloat import fp8_scaling as _scaling
 from softfloat import mx as _mx
 from softfloat import mx_gemm as _mxg
-from softfloat._kernels import fp8_scaling as _KS
-from softfloat._kernels import mx as _K
-from softfloat._parallel import MIN_PARALLEL, run_chunks
 
 __all__ = ["RECIPES", "FP8_GEMMS", "FP8Recipe", "fp8_gemm"]
 
 RECIPES = ("fp8_current", "fp8_delayed", "mxfp8", "nvfp4")
 FP8_GEMMS = ("fp32", "hopper_fp8_fast", "hopper_fp8_promote128")
 _FWD, _BWD = sf.get_format("fp8_e4m3"), sf.get_format("fp8_e5m2")
-_FP16 = sf.get_format("fp16")       # holds every e4m3 and every e5m2 value exactly
-# value of every 8-bit code as float32 (exact: e4m3 and e5m2 values are float32
-# values), by softfloat.from_bits; NaN codes decode to NaN
-with np.errstate(invalid="ignore"):
-    _LUT = {f: sf.from_bits(np.arange(256, dtype=np.uint8), f).astype(np.float32)
-            for f in (_FWD, _BWD)}
+# formats that hold the GEMM operands' values: every e4m3, e5m2 and NVFP4 value (an
+# e2m1 value times an e4m3 scale: at most 6 significant bits, 2**-10 to 2688) is an
+# fp16 value; MXFP8's (an element value times a power of two from E8M0) are bf16
+# values unless a block's largest magnitude lies below about 2**-117 (its values
+# then fall below bf16's subnormals: the blas model reads no operand's format, and
+# its bound covers products that round in float32)
+_FP16, _BF16 = sf.FP16, sf.BF16
 
 
-def fp8_gemm(qa, qb, alpha, model=None, fmts=None):
+_NO_CHANGE = contextlib.nullcontext()
+# the fp32 GEMM of the recipes: softfloat's bounded order="blas" model (a float32
+# BLAS product)
+_BLAS = sf.Accumulator(sf.FP32, "nearest_even", "blas")
+
+
+def fp8_gemm(qa, qb, alpha, model=None, fmts=None, values=_FP16):
     """``alpha * (qa @ qb)``: qa (m, k), qb (k, n) float32 arrays of exact element
-    values (products exact in fp32, see the module docstring), summed in fp32 by a
-    BLAS product (``model=None``) or by a `softfloat.mx_gemm.FP8GemmModel` (name or
+    values (products exact in fp32, see the module docstring), summed in fp32 by
+    `softfloat.matmul_values` with the ``order="blas"`` accumulator (``model=None``;
+    the operands are values of the format ``values``: fp16 for e4m3/e5m2 and NVFP4
+    operands, bf16 for MXFP8's) or by a `softfloat.mx_gemm.FP8GemmModel` (name or
     object: a matrix unit chained along K, promoted or not) whose operands are
     values of ``fmts`` = (a's format, b's format) (default e4m3, e4m3); alpha
     (float32) multiplies the fp32 result once, rounded to nearest even. Returns
     float32 (m, n)."""
     if model is None:
-        # softfloat's order="blas" model is this float32 BLAS product (accumulate/dispatch.py, _blas:
-        # np.matmul on the float32 values; tests check equality with
-        # sf.matmul_values(..., sf.FP32, acc=Accumulator(FP32, order="blas"))); called
-        # directly because the fp32 *input* format takes the encodings path there
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            out = np.matmul(qa, qb)
+        # matmul_values' validated-values entry point (check=False: the operands were
+        # made as values of that format); the blas model is a float32 BLAS product
+        out = sf.matmul_values(qa, qb, values, acc=_BLAS, check=False, out_dtype=np.float32)
     else:
         fa, fb = fmts if fmts is not None else (_FWD, _FWD)
         # the values are values of fa / fb (exact encodings), then the matrix unit
@@ -117,49 +121,10 @@ def fp8_gemm(qa, qb, alpha, model=None, fmts=None):
         return out
 
 
-# e4m3 and e5m2 as the element kernels take a format (softfloat.mx.elem_params)
-_ELEM = {f: _mx.elem_params(_mx.block_format(n))
-         for f, n in ((_FWD, "mxfp8_e4m3"), (_BWD, "mxfp8_e5m2"))}
-
-
-def _amax_bits(v):
-    """The largest float32 magnitude of v as its bits (>= 0x7F800000: a NaN or an
-    infinity is present), one vectorised pass (softfloat._kernels.mx.amax_chunk)."""
-    flat = v.reshape(-1)
-    if flat.size < MIN_PARALLEL:
-        return int(_K.amax_chunk(0, flat.size, flat))
-    parts = []
-    run_chunks(lambda lo, hi, x: parts.append(int(_K.amax_chunk(lo, hi, x))) or 0,
-               flat.size, flat)
-    return max(parts)
-
-
 def _finite(v):
-    """Whether every value of v is finite (float32: the one-pass amax of its bits)."""
-    if v.dtype == np.float32 and v.size:
-        return _amax_bits(np.ascontiguousarray(v)) < 0x7F800000
-    return bool(np.isfinite(v).all())
-
-
-def _scale_round(v, s, fmt):
-    """The values of ``fp8_scaling.quantize_per_tensor(v, fmt, scale=s)`` (float32 out) for
-    finite C-contiguous float32 v, and the largest magnitude of v (its bits), in one
-    pass (softfloat._kernels.fp8_scaling.scale_values_chunk: v * s is exact in float64, 24 + 24
-    significant bits; then the element rounding of the fast MX kernels, nearest
-    even, saturating at fmt.max: the same single rounding of the exact product as
-    quantize_per_tensor's). Compared bit for bit with softfloat.mx's general kernel
-    in tests/test_nn_fp8.py."""
-    ef = _ELEM[fmt]
-    flat = v.reshape(-1)
-    out = np.empty(flat.size, np.float32)
-    if flat.size < MIN_PARALLEL:
-        am = int(_KS.scale_values_chunk(0, flat.size, flat, np.float64(s), out, ef))
-    else:
-        parts = []
-        run_chunks(lambda lo, hi, *a: parts.append(int(_KS.scale_values_chunk(lo, hi, *a))) or 0,
-                   flat.size, flat, np.float64(s), out, ef)
-        am = max(parts)
-    return out.reshape(v.shape), am
+    """Whether every value of v is finite (`softfloat.fp8_scaling.amax`: one pass;
+    a NaN or an infinity shows in it)."""
+    return bool(_scaling.amax(v) < np.inf)
 
 
 class FP8Recipe:
@@ -218,6 +183,7 @@ class FP8Recipe:
         self.grad_rounding = g.label
         self._sr_grads = sr_grads          # stochastic rounding of the dy operands
         self.rng = np.random.default_rng(seed)
+        self._gemm_values = _BF16 if recipe == "mxfp8" else _FP16    # (fp8_gemm's values=)
         self.delayed: dict = {}          # (site, role) -> softfloat.fp8_scaling.DelayedScaling
         #: False: every quantization by softfloat.mx's general kernels (the slow twin
         #: of the one-pass quantizers; tests compare whole training runs)
@@ -226,54 +192,37 @@ class FP8Recipe:
     # ---- quantizers ------------------------------------------------------
     def per_tensor(self, v, role, site, fast=None):
         """(element values as float32, 1/scale as float32) of a per-tensor scaled
-        tensor; role "x", "w" (e4m3) or "dy" (e5m2). ``fast=False``: by
-        `softfloat.mx` itself with its fast kernels off (`DelayedScaling.quantize` /
-        `quantize_per_tensor`, then the codes' values); ``fast=True`` (finite
-        float32 input): `_scale_round`, compared with it bit for bit in tests."""
+        tensor; role "x", "w" (e4m3) or "dy" (e5m2). The values of
+        `softfloat.fp8_scaling.quantize_per_tensor_values` (current scaling) or
+        `DelayedScaling.quantize_values` (delayed): one pass for finite float32
+        tensors; ``fast=False``: with softfloat's fast kernels off (the general
+        kernel of `quantize_per_tensor`, then the codes' values)."""
         fmt = _BWD if role == "dy" else _FWD
         fast = self.fast if fast is None else fast
         v = np.asarray(v)
-        ds = None
-        if self.recipe == "fp8_delayed":
-            key = (site, role)
-            ds = self.delayed.get(key)
-            if ds is None:
-                ds = self.delayed[key] = _scaling.DelayedScaling(
-                    fmt, margin=self.margin, history_len=self.history_len, algo=self.algo)
-        if fast and v.dtype == np.float32 and v.size:
-            v = np.ascontiguousarray(v)
-            if ds is not None:
-                s = ds.scale                      # this step's scale: known beforehand
-                vals, am = _scale_round(v, s, fmt)
+        # fast=False: softfloat's fast kernels off for this call (the general kernel)
+        with (sf.localcontext(fast_paths=False) if not fast else _NO_CHANGE):
+            if self.recipe == "fp8_delayed":
+                key = (site, role)
+                ds = self.delayed.get(key)
+                if ds is None:
+                    ds = self.delayed[key] = _scaling.DelayedScaling(
+                        fmt, margin=self.margin, history_len=self.history_len,
+                        algo=self.algo)
+                vals, s, am = ds.quantize_values(v, return_amax=True)
             else:
-                am = _amax_bits(v)
-                s = _scaling.fp8_scale(float(np.uint32(am).view(np.float32)), fmt, self.margin) \
-                    if am < 0x7F800000 else None
-                vals = _scale_round(v, s, fmt)[0] if s is not None else None
-            if am < 0x7F800000:                   # finite: the fast values stand
-                if ds is not None:
-                    # DelayedScaling.quantize's bookkeeping: the history (amax of the
-                    # finite values: all of them here) and the next scale
-                    ds.amax_history.append(float(np.uint32(am).view(np.float32)))
-                    ds.amax_history = ds.amax_history[-ds.history_len:]
-                    h = max(ds.amax_history) if ds.algo == "max" else ds.amax_history[-1]
-                    ds.scale = _scaling.fp8_scale(h, ds.fmt, ds.margin, previous=ds.scale)
-                return vals, np.float32(1.0) / np.float32(s)     # TE's scale_inv (fp32)
-        with sf.localcontext(fast_paths=fast):
-            if ds is not None:
-                codes, s = ds.quantize(v)
-            else:
-                codes, s = _scaling.quantize_per_tensor(v, fmt, margin=self.margin)
-        vals = _LUT[fmt][codes]               # = sf.from_bits(codes, fmt), exact in float32
-        inf = np.isinf(v)
-        if inf.any():
-            # an infinite element is not saturated into the tensor: the GPU's cast of
-            # inf * scale gives inf (e5m2) or NaN (e4m3: no infinity), so the GEMM's
-            # result is not finite and the loss scaler skips the step (found_inf), as
-            # for a NaN
-            vals = np.where(inf, v if fmt.has_inf else np.float32(np.nan), vals) \
-                .astype(np.float32)
-        return vals, np.float32(1.0) / np.float32(s)
+                vals, s, am = _scaling.quantize_per_tensor_values(v, fmt, margin=self.margin,
+                                                                  return_amax=True)
+        if not am < np.inf:
+            inf = np.isinf(v)
+            if inf.any():
+                # an infinite element is not saturated into the tensor: the GPU's cast
+                # of inf * scale gives inf (e5m2) or NaN (e4m3: no infinity), so the
+                # GEMM's result is not finite and the loss scaler skips the step
+                # (found_inf), as for a NaN
+                vals = np.where(inf, v if fmt.has_inf else np.float32(np.nan), vals) \
+                    .astype(np.float32)
+        return vals, np.float32(1.0) / np.float32(s)         # TE's scale_inv (fp32)
 
     def blocked(self, v, role, axis, fast=None, ts=None):
         """(values as float32, alpha) of a block-scaled operand, blocks along ``axis``
@@ -331,7 +280,8 @@ class FP8Recipe:
             return self._unit_forward(a, b, site)
         qa, ta = self.blocked(a, "x", -1)
         qb, tb = self.blocked(b, "w", 0)
-        out = fp8_gemm(qa, qb, np.float32(np.float32(ta) * np.float32(tb)))
+        out = fp8_gemm(qa, qb, np.float32(np.float32(ta) * np.float32(tb)),
+                       values=self._gemm_values)
         return out, (a, b, site, ta, tb)
 
     def backward(self, g, ctx, need_a, need_b):
@@ -358,11 +308,13 @@ class FP8Recipe:
         if need_a:       # dy (m, n) @ W^T (n, k): reduce over n
             qg, tg = self.blocked(g, "dy", -1)
             qb, tb = self.blocked(b, "w", 1, ts=tb)
-            da = fp8_gemm(qg, qb.T, np.float32(np.float32(tg) * np.float32(tb)))
+            da = fp8_gemm(qg, qb.T, np.float32(np.float32(tg) * np.float32(tb)),
+                         values=self._gemm_values)
         if need_b:       # x^T (k, m) @ dy (m, n): reduce over m
             qa, ta = self.blocked(a, "x", 0, ts=ta)
             qg, tg = self.blocked(g, "dy", 0, ts=tg)
-            db = fp8_gemm(qa.T, qg, np.float32(np.float32(ta) * np.float32(tg)))
+            db = fp8_gemm(qa.T, qg, np.float32(np.float32(ta) * np.float32(tg)),
+                         values=self._gemm_values)
         return da, db
 
     # ---- block-scaled recipes on a matrix unit (accumulate=<arch>) -------

@@ -18,25 +18,9 @@ stored weight (the master copy when there is one) unchanged.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from softfloat.updates import add_update
 
 from . import precision as _prec
-
-
-@njit(cache=True, nogil=True)
-def _add_count(w, delta, new):
-    """new = w + delta (float32, IEEE RNE, elementwise), and in the same pass the
-    number of nonzero deltas and of those that left w unchanged (lost updates)."""
-    nz = 0
-    lost = 0
-    for t in range(w.size):
-        d = delta[t]
-        r = w[t] + d
-        new[t] = r
-        moved = d != 0
-        nz += moved
-        lost += moved & (r == w[t])
-    return nz, lost
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
@@ -101,12 +85,9 @@ class Optimizer:
             delta = self._delta(i, w, np.asarray(g, dtype=dt))
             if (w.dtype == np.float32 and delta.dtype == np.float32
                     and (self.master is not None or not P.simulated)):
-                wc = np.ascontiguousarray(w)
-                new = np.empty(wc.shape, np.float32)
-                nz, lost = _add_count(wc.reshape(-1), np.ascontiguousarray(delta).reshape(-1),
-                                      new.reshape(-1))
-                self.nonzero += int(nz)
-                self.lost += int(lost)
+                new, nz, lost = add_update(w, delta)      # one pass: sum and counts
+                self.nonzero += nz
+                self.lost += lost
                 if self.master is not None:
                     self.master[i] = new
                     p.data = P.round(new, P.storage)

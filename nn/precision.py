@@ -40,19 +40,6 @@ import contextvars
 import numpy as np
 import softfloat as sf
 
-from softfloat import _validate as _V
-from softfloat._kernels.mx import f32_exact
-
-from . import _round
-
-_FITS: dict = {}
-
-
-def _fits_fast(fmt):
-    r = _FITS.get(fmt)
-    if r is None:
-        r = _FITS[fmt] = _round.fits(fmt)
-    return r
 
 __all__ = ["Precision", "current", "use", "storage_format", "promote", "lp_matmul", "decode",
            "LOSS_SCALING"]
@@ -69,6 +56,18 @@ def _mode(word):
         return sf.get_rounding(word)
     except ValueError:
         return None
+
+
+def _boolean(v, name):
+    """A bool given as a bool (numpy's included); anything else is a TypeError."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+    return bool(v)
+
+
+# the exact decoding of values of a format inside float32 (decode): nearest even,
+# nothing flushed, whatever the current context says
+_EXACT = sf.Policy()
 
 
 def storage_format(fmt):
@@ -112,8 +111,9 @@ def decode(bits, fmt):
         return bits.view(np.float16).astype(np.float32)
     if fmt == sf.BF16:
         return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    # by the bits, not numpy's cast (which flushes subnormals under FTZ in MXCSR)
-    return f32_exact(sf.from_bits(bits, fmt))
+    # by softfloat.quantize into fp32 (exact: every value of fmt is a float32), not
+    # numpy's cast, which flushes subnormals under FTZ in MXCSR
+    return sf.quantize(sf.from_bits(bits, fmt), sf.FP32, policy=_EXACT, out_dtype=np.float32)
 
 
 class Precision:
@@ -124,11 +124,18 @@ class Precision:
     params : str or Format
         Storage format of parameters, activations and gradients (``"fp32"``,
         ``"fp16"``, ``"bf16"``, any softfloat format that fits in float32).
-    rounding : str
-        Rounding of casts and elementwise results: ``nearest_even`` or ``stochastic``.
+    rounding : str, optional
+        Rounding of casts and elementwise results: ``nearest_even`` (default) or
+        ``stochastic`` (any word `softfloat.get_rounding` reads for them); the
+        policy's rounding (not together with ``policy``).
     update_rounding : str, optional
         Rounding of the weight update written into S weights (no master copy);
         default: ``rounding``.
+    policy : softfloat.Policy, optional
+        The policy of every rounding into S (`softfloat.quantize` under it):
+        rounding, subnormals (ftz/daz), tininess, NaN rule, overflow, sr_bits,
+        fast paths; default ``softfloat.Policy()``. Its ``seed`` must be None (the
+        stochastic stream is ``seed=``'s); refused under a ``recipe``.
     accumulate : str, Format or a matrix-unit model
         Accumulation of matrix products and reductions: ``"fp32"``, ``"storage"``
         (= ``params``), a format name, or a GPU matrix unit: an architecture or GPU
@@ -180,7 +187,7 @@ class Precision:
         Rounding of the output gradients into NVFP4 (``recipe="nvfp4"`` only).
     """
 
-    def __init__(self, params="fp32", *, rounding="nearest_even", update_rounding=None,
+    def __init__(self, params="fp32", *, rounding=None, update_rounding=None, policy=None,
                  accumulate="fp32", master_weights=False, loss_scaling="none",
                  loss_scale=2.0 ** 16, scaler_options=None, seed=0,
                  order=None, block=32, recipe=None, fp8_gemm="fp32",
@@ -188,23 +195,22 @@ class Precision:
                  grad_rounding="nearest_even"):
         self.storage = storage_format(params)
         self.params_name = "fp32" if self.storage is None else self.storage.name
-        for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
-            if r is not None and sf.get_rounding(r) not in _UPDATE_ROUNDINGS:
-                raise ValueError(f"{name} must be 'nearest_even' or 'stochastic', got {r!r}")
-        self.rounding = sf.get_rounding(rounding).label
-        self.update_rounding = (self.rounding if update_rounding is None
-                                else sf.get_rounding(update_rounding).label)
+        self._set_policy(policy, rounding, update_rounding, seed)
         if recipe is not None:
             # a recipe keeps everything but its GEMMs in fp32 (params="fp32"): options
             # that would act only on simulated storage are refused, not ignored
             if order not in (None, "blas"):
                 raise ValueError(f"order={order!r}: a recipe's GEMMs sum in fp32 in BLAS order "
                                  f"(order='blas'), or on a matrix unit (accumulate=<arch>)")
-            for name, r in (("rounding", rounding), ("update_rounding", update_rounding)):
-                if r is not None and sf.get_rounding(r) != sf.Rounding.NEAREST_EVEN:
-                    raise ValueError(f"{name}={r!r} rounds simulated storage, which a recipe "
-                                     f"keeps in fp32; the rounding of a recipe's gradients is "
-                                     f"grad_rounding= (recipe='nvfp4')")
+            for name, r in (("rounding", self._policies[0].rounding),
+                            ("update_rounding", self._policies[1].rounding)):
+                if r != sf.Rounding.NEAREST_EVEN:
+                    raise ValueError(f"{name}={r.label!r} rounds simulated storage, which a "
+                                     f"recipe keeps in fp32; the rounding of a recipe's "
+                                     f"gradients is grad_rounding= (recipe='nvfp4')")
+            if self.policy != sf.Policy():
+                raise ValueError(f"policy={self.policy!r} rounds simulated storage, which a "
+                                 f"recipe keeps in fp32 (give no policy with a recipe)")
             order = "blas"
         elif order is None:
             order = "sequential"
@@ -265,7 +271,7 @@ class Precision:
             self.acc_model = sf.Accumulator(sf.FP32 if acc is None else acc,
                                             "nearest_even", order,
                                             self.block if order == "blocked" else None)
-        self.master_weights = (_V.boolean(master_weights, "master_weights")
+        self.master_weights = (_boolean(master_weights, "master_weights")
                                and self.storage is not None)
         if loss_scaling not in LOSS_SCALING:
             raise ValueError(f"loss_scaling must be one of {LOSS_SCALING}, got {loss_scaling!r}")
@@ -285,7 +291,6 @@ class Precision:
                                  f"(nn.scaler.MIN_SCALE), got {loss_scale!r}")
         self.scaler_options = dict(scaler_options or {})
         self.seed = seed
-        self.rng = np.random.default_rng(seed)
         self.simulated = self.storage is not None
         self.recipe = recipe
         self.fp8 = None
@@ -304,6 +309,49 @@ class Precision:
             raise ValueError("fp8_gemm, amax_history_len, amax_margin, amax_algo and "
                              "grad_rounding are options of a recipe (recipe=...)")
         self.reset_stats()
+
+    def _set_policy(self, policy, rounding, update_rounding, seed):
+        """The policy of every rounding into the storage format (`softfloat.Policy`,
+        parsed and checked by softfloat), its rounding replaced by ``rounding=``
+        (giving both is a TypeError, as in softfloat), and the update's policy."""
+        if policy is None:
+            policy = sf.Policy() if rounding is None else sf.Policy(rounding=rounding)
+        elif not isinstance(policy, sf.Policy):
+            raise TypeError(f"policy must be a softfloat.Policy, got {type(policy).__name__}")
+        elif rounding is not None:
+            raise TypeError("give policy= or rounding=, not both (policy.replace(rounding=...) "
+                            "changes its rounding)")
+        if policy.seed is not None:
+            raise ValueError("the stochastic-rounding stream of a Precision is its seed= "
+                             "(give a policy with seed=None)")
+        policy = policy.replace(context=None)
+        up = policy if update_rounding is None else policy.replace(rounding=update_rounding)
+        for name, p in (("rounding", policy), ("update_rounding", up)):
+            if p.rounding not in _UPDATE_ROUNDINGS:
+                raise ValueError(f"{name} must be 'nearest_even' or 'stochastic', got "
+                                 f"{p.rounding.label!r}")
+        self.policy = policy
+        self.rounding = policy.rounding.label
+        self.update_rounding = up.rounding.label
+        self.rng = np.random.default_rng(seed)
+        # stochastic rounding draws from this stream (the generator itself; the
+        # deterministic modes draw nothing)
+        self._policies = (policy.replace(seed=self.rng), up.replace(seed=self.rng))
+        self._resolved = {}
+        # the elementwise results' intermediate (see _wide)
+        self._narrow_ok = policy.rounding == sf.Rounding.NEAREST_EVEN
+
+    def _policy(self, which=0):
+        """The call's `softfloat.Policy` (0: casts and results, 1: the update), bound
+        to the current context (softfloat.Policy.resolve, kept per context)."""
+        p = self._policies[which]
+        ctx = sf.getcontext()
+        r = self._resolved.get((which, id(ctx)))
+        if r is None or r.context is not ctx:
+            r = self._resolved[(which, id(ctx))] = sf.Policy.resolve(policy=p)
+            if len(self._resolved) > 16:
+                self._resolved = {(which, id(ctx)): r}
+        return r
 
     def __repr__(self):
         """Every option: the main ones always, the others where they differ from
@@ -324,7 +372,15 @@ class Precision:
                          ("amax_algo", self.fp8.algo, "max"),
                          ("grad_rounding", self.fp8.grad_rounding, "nearest_even")]
         items += [(k, v) for k, v, default in optional if v != default]
-        return "Precision(" + ", ".join(f"{k}={v!r}" for k, v in items) + ")"
+        text = ", ".join(f"{k}={v!r}" for k, v in items)
+        pol = _policy_words(self.policy)
+        if pol:
+            # the policy without its rounding (the rounding= above): policy= and
+            # rounding= together are refused, so the rounding goes into the policy
+            pol = f"rounding={self.rounding!r}, " + pol
+            text = text.replace(f"rounding={self.rounding!r}, ", "", 1)
+            text += f", policy=softfloat.Policy({pol})"
+        return "Precision(" + text + ")"
 
     # ---- context ----------------------------------------------------------
     def __enter__(self):
@@ -353,35 +409,41 @@ class Precision:
 
     # ---- rounding ---------------------------------------------------------
     def round(self, x, fmt, kind="value", rounding=None):
-        """Round values (float32/64) into ``fmt`` with this policy's rounding;
-        float32 array out. ``kind="grad"`` (``"wgrad"`` for weight gradients)
-        counts the nonzero values that round to zero."""
+        """Round values (float32/64) into ``fmt`` with this policy (its rounding, or
+        ``rounding``: the policy's or the update's, ``"nearest_even"`` or
+        ``"stochastic"``) by `softfloat.quantize` (its value-to-value fast path
+        where the policy allows it); float32 array out. ``kind="grad"``
+        (``"wgrad"`` for weight gradients) counts the nonzero values that round to
+        zero."""
         if fmt is None:
             return x
-        mode = self.rounding if rounding is None else rounding
-        rm = _mode(mode)
-        x = np.asarray(x)
-        if rm == sf.Rounding.NEAREST_EVEN and _fits_fast(fmt) and x.dtype in (np.float32,
-                                                                              np.float64):
-            q = _round.round_values(x, fmt)           # one pass, value to value
+        if rounding is None or rounding == self.rounding:
+            pol = self._policy(0)
+        elif rounding == self.update_rounding:
+            pol = self._policy(1)
         else:
-            if rm == sf.Rounding.STOCHASTIC:
-                bits = sf.to_bits(x, fmt, mode, rng=self.rng)
-            else:
-                bits = sf.to_bits(x, fmt, mode)
-            q = decode(bits, fmt)
+            pol = self._other_policy(rounding)
+        x = np.asarray(x)
+        q = sf.quantize(x, fmt, policy=pol, out_dtype=np.float32)
         if kind != "value":
-            if x.dtype in (np.float32, np.float64):
-                n, u = _round.count_underflow(x, q)      # one pass
-            else:
-                nz = x != 0
-                n, u = int(np.count_nonzero(nz)), int(np.count_nonzero(nz & (q == 0)))
+            # zero rounds to zero: the nonzero values that round to zero are the zeros
+            # of q less the zeros of x (a NaN counts as nonzero, as x != 0 says)
+            z = np.count_nonzero(x == 0)
+            n, u = x.size - z, np.count_nonzero(q == 0) - z
             self.grad_nonzero += n
             self.grad_underflow += u
             if kind == "wgrad":
                 self.wgrad_nonzero += n
                 self.wgrad_underflow += u
         return q
+
+    def _other_policy(self, rounding):
+        """The policy with another rounding (a word `softfloat.get_rounding` reads)."""
+        p = self.policy.replace(rounding=rounding)
+        if p.rounding not in _UPDATE_ROUNDINGS:
+            raise ValueError(f"rounding must be 'nearest_even' or 'stochastic', got "
+                             f"{rounding!r}")
+        return sf.Policy.resolve(policy=p.replace(seed=self.rng))
 
     def cast(self, x, fmt):
         """Autocast: ``x`` rounded into ``fmt`` (None: left as it is)."""
@@ -403,9 +465,7 @@ class Precision:
         float32 for nearest-even into formats of at most 11 bits (24 >= 2p + 2:
         the double rounding is innocuous), float64 otherwise (stochastic rounding
         must see the exact value: products are exact in float64)."""
-        return np.float32 if _mode(self.rounding) == sf.Rounding.NEAREST_EVEN \
-            and fmt.precision <= 11 \
-            else np.float64
+        return np.float32 if self._narrow_ok and fmt.precision <= 11 else np.float64
 
     def add(self, a, b, fmt):
         if fmt is None:
@@ -491,6 +551,21 @@ class Precision:
         if fmt is None:
             return a @ b
         return lp_matmul(a, b, fmt, self.acc_model, self, final)
+
+
+def _policy_words(p):
+    """The fields of a `softfloat.Policy` that differ from the default's, besides
+    the rounding, as keyword text (empty for the default)."""
+    d = sf.Policy(rounding=p.rounding)
+    out = []
+    for k in ("ftz", "daz", "tininess", "nan", "overflow", "saturation", "sr_bits",
+              "fast_paths"):
+        v = getattr(p, k)
+        if v != getattr(d, k):
+            if k == "nan":
+                v = v.mode if v.pattern is None else v.pattern
+            out.append(f"{k}={v!r}")
+    return ", ".join(out)
 
 
 def _arch_model(accumulate):

@@ -45,13 +45,22 @@ __all__ = [
     "Rounding", "get_rounding", "ROUNDING_MODES", "DETERMINISTIC_MODES", "STOCHASTIC_SCHEMES",
     "stochastic_bits",
     *_arith.__all__, *_accumulate.__all__, *_lparray.__all__, *_platforms.__all__,
-    *_encodings.__all__, "register_model",
+    *_encodings.__all__, "register_model", "verify", "emulate",
 ]
 
 
 def __getattr__(name):
-    # sf.verify (a callable module) is imported on first use: it loads the sweep engine
-    if name in ("verify", "emulate"):     # sf.emulate imports torch: only when used
-        import importlib
-        return importlib.import_module("." + name, __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The verifier (it loads the sweep engine) and the torch emulation are
+    # loaded on first use; sf.verify and sf.emulate are plain functions.
+    if name == "verify":
+        from .verification import verify as obj
+    elif name == "emulate":
+        from .emulation import emulate as obj
+    elif name == "verification":
+        from . import verification as obj
+    elif name == "emulation":
+        from . import emulation as obj
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = obj
+    return obj

@@ -8,7 +8,7 @@ import sys
 COMMANDS = {
     "sweep": ("softfloat.sweep", "main", "exhaustive or sharded sweeps of an operation against an oracle"),
     "testfloat": ("softfloat.testfloat", "main", "TestFloat-compatible test vectors: gen and ver"),
-    "verify": ("softfloat.verify", "main", "check any implementation against the library, with a diagnosis"),
+    "verify": ("softfloat.verification", "main", "check any implementation against the library, with a diagnosis"),
     "demo": ("softfloat.demo", "main", "the worked examples: how values round into fp16 and bf16"),
     "warmup": ("softfloat.warmup", "main", "compile the kernels now (--all: every one), cached for later"),
 }

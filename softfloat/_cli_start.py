@@ -1,5 +1,5 @@
 """The start of a command (``python -m softfloat ...``, ``python -m nn.experiments``,
-``python -m softfloat.verify.peers``): what happens before the command's own code
+``python -m softfloat.verification.peers``): what happens before the command's own code
 runs, while the package is imported, still ends in one line and an exit status.
 
 * Ctrl-C while the package and numba are imported: one line, exit status 130

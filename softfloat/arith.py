@@ -299,11 +299,16 @@ _POLICY_DOC = """
 """
 
 
-def _pols(subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng, policy,
-          saturation=None):
-    return dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess,
-                nan=nan, sr_bits=sr_bits, seed=seed, rng=rng, policy=policy,
-                saturation=saturation)
+def _arith(name, ops, fmt, rounding, return_flags, random_bits, random_nbits, keywords):
+    """One arithmetic call: stochastic rounding with explicit random bits goes to
+    softfloat.stochastic; otherwise the format and the policy are parsed once
+    and the operation runs (`_RUN`)."""
+    if _sr.wanted(rounding, random_bits, random_nbits):
+        return _sr.arith(name, ops, fmt, rounding, random_bits=random_bits,
+                         random_nbits=random_nbits, return_flags=return_flags, **keywords)
+    policy = keywords.pop("policy")
+    f, res = _policy(fmt, rounding, policy, **keywords)
+    return _RUN[name](ops, f, res, return_flags)
 
 
 # ---------------------------------------------------------------------------
@@ -314,15 +319,9 @@ def add(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a + b, correctly rounded. x + (-x) is +0 in every mode but downward (-0).
     Wraps `softfloat._kernels.arith.binary_array` (OP_ADD)."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("add", (a, b), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
-    return _binary(kernels.OP_ADD, a, b, f, res, return_flags)
+    return _arith("add", (a, b), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
 
 
 def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
@@ -330,15 +329,9 @@ def sub(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a - b, correctly rounded (a NaN b is propagated with its own sign).
     Wraps `softfloat._kernels.arith.binary_array` (OP_SUB)."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("sub", (a, b), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
-    return _binary(kernels.OP_SUB, a, b, f, res, return_flags)
+    return _arith("sub", (a, b), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
 
 
 def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
@@ -346,15 +339,9 @@ def mul(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b, correctly rounded; 0 * inf is invalid.
     Wraps `softfloat._kernels.arith.binary_array` (OP_MUL)."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("mul", (a, b), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
-    return _binary(kernels.OP_MUL, a, b, f, res, return_flags)
+    return _arith("mul", (a, b), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
 
 
 def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
@@ -362,15 +349,9 @@ def div(a, b, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=No
         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a / b, correctly rounded; x/0 raises infinite (signed infinity), 0/0 and
     inf/inf are invalid. Wraps `softfloat._kernels.arith.binary_array` (OP_DIV)."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("div", (a, b), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
-    return _binary(kernels.OP_DIV, a, b, f, res, return_flags)
+    return _arith("div", (a, b), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
 
 
 def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
@@ -378,14 +359,13 @@ def fma(a, b, c, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz
         saturation=None, policy=None, random_bits=None, random_nbits=None):
     """a * b + c with one rounding (the exact product and addend, jammed in 64
     bits, as SoftFloat's mulAdd). Wraps `softfloat._kernels.arith.fma_array`."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("fma", (a, b, c), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
+    return _arith("fma", (a, b, c), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
+
+
+def _fma_run(ops, f, res, return_flags):
+    a, b, c = ops
     r = _blocked(lambda x, y, z: _fma(x, y, z, f, res, return_flags), (a, b, c), f, res,
                  return_flags) if np.size(a) > 2 * _validate.BLOCK else None
     if r is not None:
@@ -432,15 +412,18 @@ def sqrt(a, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None
          saturation=None, policy=None, random_bits=None, random_nbits=None):
     """Square root, correctly rounded; sqrt(-0) = -0, sqrt(x < 0) is invalid.
     Wraps `softfloat._kernels.arith.unary_array` (OP_SQRT)."""
-    if _sr.wanted(rounding, random_bits, random_nbits):
-        return _sr.arith("sqrt", (a,), fmt, rounding, random_bits=random_bits,
-                         random_nbits=random_nbits, return_flags=return_flags, **_pols(
-                             subnormals, ftz, daz, overflow, tininess, nan, sr_bits, seed, rng,
-                             policy, saturation))
-    f, res = _policy(fmt, rounding, policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                     overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                     seed=seed, rng=rng, saturation=saturation)
-    return _unary(kernels.OP_SQRT, a, f, res, return_flags)
+    return _arith("sqrt", (a,), fmt, rounding, return_flags, random_bits, random_nbits,
+                  dict(subnormals=subnormals, ftz=ftz, daz=daz, overflow=overflow, tininess=tininess, nan=nan,
+             sr_bits=sr_bits, seed=seed, rng=rng, saturation=saturation, policy=policy))
+
+
+# what each operation runs once its format and policy are parsed
+_RUN = {"add": lambda o, f, r, rf: _binary(kernels.OP_ADD, o[0], o[1], f, r, rf),
+        "sub": lambda o, f, r, rf: _binary(kernels.OP_SUB, o[0], o[1], f, r, rf),
+        "mul": lambda o, f, r, rf: _binary(kernels.OP_MUL, o[0], o[1], f, r, rf),
+        "div": lambda o, f, r, rf: _binary(kernels.OP_DIV, o[0], o[1], f, r, rf),
+        "fma": _fma_run,
+        "sqrt": lambda o, f, r, rf: _unary(kernels.OP_SQRT, o[0], f, r, rf)}
 
 
 for _fn, _args in ((add, "a, b"), (sub, "a, b"), (mul, "a, b"), (div, "a, b"),

@@ -10,9 +10,10 @@ from . import stochastic as _sr
 from ._kernels import convert_hw
 from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, OVF_IEEE, P_DAZ, P_FTZ, P_NAN, P_OVF, P_TINB
+from ._kernels import quantize as _qk
 from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
-from ._parallel import run_chunks
-from .context import random_key, resolve
+from ._parallel import MIN_PARALLEL, run_chunks
+from .context import Policy, getcontext, random_key, resolve
 from .flags import Flags
 from .formats import FP32, FP64, Format
 from .rounding import Rounding
@@ -246,29 +247,152 @@ def _from_bits(b, f: Format) -> np.ndarray:
 
 def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=None,
              daz=None, overflow=None, tininess=None, nan=None, sr_bits=None, seed=None,
-             rng=None, saturation=None, policy=None, random_bits=None, random_nbits=None):
+             rng=None, saturation=None, policy=None, random_bits=None, random_nbits=None,
+             out_dtype=None):
     """Round float values to the nearest values of ``fmt`` (by ``rounding``) and
     return them as float64: ``from_bits(to_bits(x, fmt, ...), fmt)``.
 
     The policies (and ``policy=``, ``random_bits=``, ``random_nbits=``) are those
-    of `to_bits`.
+    of `to_bits`. ``out_dtype``: ``numpy.float64`` (default) or ``numpy.float32``
+    (for formats whose values are all float32 values, ``fmt.fits_float32``; the
+    same values, exactly).
+
+    Fast path (value to value, one pass, sticky flags included): float32 or
+    float64 input, nearest-even rounding, no FTZ/DAZ, IEEE overflow, an IEEE-style
+    format that fits in float32 (fp16, bf16, fp8 e5m2, ...), ``return_flags``
+    off, ``fast_paths`` on; NaN elements take the general path (the NaN rule).
+    Its slow twin is the general path above (tests/test_quantize_fast.py).
     """
+    od = _quantize_out_dtype(out_dtype, fmt)
     if _sr.wanted(rounding, random_bits, random_nbits):
         r = _sr.to_bits(x, fmt, rounding, random_bits=random_bits, random_nbits=random_nbits,
                         return_flags=return_flags, subnormals=subnormals, ftz=ftz, daz=daz,
                         overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
                         seed=seed, rng=rng, policy=policy, saturation=saturation)
         f = _validate.target_format(fmt)
-        return (_from_bits(r[0], f), r[1]) if return_flags else _from_bits(r, f)
-    a = _validate.as_values(x)
-    f = _validate.target_format(fmt)
-    res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                  overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits, seed=seed,
-                  rng=rng, saturation=saturation)
+        if return_flags:
+            return _quantize_cast(_from_bits(r[0], f), od), r[1]
+        return _quantize_cast(_from_bits(r, f), od)
+    a = x if (x.__class__ is np.ndarray and x.dtype in _QUANTIZE_FAST_DTYPES) \
+        else _validate.as_values(x)
+    f = fmt if fmt.__class__ is Format else _validate.target_format(fmt)
+    if (policy is not None and policy.__class__ is Policy and policy.context is getcontext()
+            and rounding is None and subnormals is None and ftz is None and daz is None
+            and overflow is None and tininess is None and nan is None and sr_bits is None
+            and seed is None and rng is None and saturation is None):
+        res = policy                    # resolve's answer for this call, without the lookups
+    else:
+        res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                      seed=seed, rng=rng, saturation=saturation)
+    if not return_flags:
+        spec = _quantize_fast_spec(a.dtype, f, res)
+        if spec is not None:
+            out = _quantize_fast(a, f, res, od, spec)
+            if out is not None:
+                return out
     r = _to_bits(a, f, res, return_flags)
     if return_flags:
-        return _from_bits(r[0], f), r[1]
-    return _from_bits(r, f)
+        return _quantize_cast(_from_bits(r[0], f), od), r[1]
+    return _quantize_cast(_from_bits(r, f), od)
+
+
+def _quantize_out_dtype(out_dtype, fmt):
+    """quantize's ``out_dtype``: float64 (None) or float32 (a format inside float32)."""
+    if out_dtype is None or out_dtype is np.float64:
+        return np.float64
+    if out_dtype is np.float32 and fmt.__class__ is Format and fmt.fits_float32:
+        return np.float32
+    try:
+        od = np.dtype(out_dtype)
+    except TypeError:
+        od = None
+    if od not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise TypeError(f"quantize: out_dtype must be numpy.float64 or numpy.float32, got "
+                        f"{out_dtype!r}")
+    if od == np.float32:
+        f = _validate.target_format(fmt)
+        if not f.fits_float32:
+            raise ValueError(f"quantize: out_dtype=float32 needs a format whose values are "
+                             f"all float32 values; {f.name} has not (use float64)")
+        return np.float32
+    return np.float64
+
+
+def _quantize_cast(v, od):
+    """float64 values of a format inside float32 as ``od`` (float32: exactly, by the
+    bits where the thread's MXCSR would flush numpy's cast)."""
+    if od is np.float64:
+        return v
+    from ._kernels.mx import f32_exact
+    return f32_exact(v)
+
+
+# native float32 / float64: taken as they are (as_values would return them unchanged)
+_QUANTIZE_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# (id(format), dtype, tininess before) -> (format, kernel arguments or None); the
+# format is kept, so that its id stays its own
+_QSPECS: dict = {}
+
+
+def _quantize_fast_spec(dtype, f: Format, res):
+    """The fast kernel's arguments for this call (kernel, float32 input, M, emin,
+    emax, tiny bits), or None (see `quantize`)."""
+    if (not res.fast_paths or res.rounding != Rounding.NEAREST_EVEN or res.ftz or res.daz
+            or res.overflow not in (None, "ieee")):
+        return None
+    tb = res.tininess == "before"
+    key = (id(f), dtype, tb)
+    hit = _QSPECS.get(key)
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    spec = None
+    if (f.kind == "ieee" and f.fits_float32 and dtype in _QUANTIZE_FAST_DTYPES
+            and (dtype == np.float64 or f.emin >= -126)):
+        # tininess threshold: before rounding 2**emin, after rounding
+        # 2**emin - 2**(emin - p - 1); as the smallest input value at or above it
+        T = 2.0 ** f.emin if tb else 2.0 ** f.emin - 2.0 ** (f.emin - f.mbits - 2)
+        host = dtype.type
+        t = host(T)
+        if float(t) < T:
+            t = np.nextafter(t, host(np.inf))
+        is32 = dtype == np.float32
+        tiny = int(np.array(t, host).view(np.int32 if is32 else np.int64))
+        kern = _qk.round_f32_chunk if is32 else _qk.round_f64_chunk
+        spec = (kern, is32, int(f.mbits), int(f.emin), int(f.emax), np.int64(tiny))
+    if len(_QSPECS) >= 256:
+        _QSPECS.clear()
+    _QSPECS[key] = (f, spec)
+    return spec
+
+
+def _quantize_fast(a, f: Format, res, od, spec):
+    """`quantize`'s fast path (softfloat._kernels.quantize), or None where the
+    thread's MXCSR flushes subnormals (the general path then)."""
+    kern, is32, M, emin, emax, tiny = spec
+    src = a.reshape(-1) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(-1)
+    # float32 input: the kernel writes float32 (a float64 result is cast after it)
+    widen = is32 and od is np.float64
+    out = np.empty(src.size, np.float32 if (is32 or od is np.float32) else np.float64)
+    if src.size < MIN_PARALLEL:
+        r = kern(0, src.size, src, out, M, emin, emax, tiny)   # no thread-pool round trip
+    else:
+        r = run_chunks(kern, src.size, src, out, M, emin, emax, tiny)
+    if r < 0:
+        return None
+    if r & _qk.NAN_SEEN:
+        # NaN inputs: the general path decides their values and flags (the NaN rule)
+        idx = np.flatnonzero(np.isnan(src))
+        out[idx] = _from_bits(_to_bits(src[idx], f, res, False), f)
+    new = r & 255
+    if new:
+        sink = res.flags_sink()
+        old = sink.flags
+        if int.__or__(new, old) != old:          # (already raised: nothing to write)
+            sink.flags = old | Flags(new)
+    if widen:
+        out = out.astype(np.float64)    # float32 values: exact (MXCSR checked by the kernel)
+    return out.reshape(a.shape)
 
 
 def convert(bits, src_fmt, dst_fmt, rounding=None, *, subnormals=None, ftz=None, daz=None,

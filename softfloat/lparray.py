@@ -43,7 +43,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _validate as V
 from . import accumulate as _acc
-from .accumulate.models import _model as _acc_model
+from .accumulate.models import resolve_model as _acc_model
 from . import arith as _ar
 from .conversions import convert, from_bits, to_bits
 from .formats import Format, get_format

@@ -44,6 +44,16 @@ _ALIASES = {
     "nearest_maxmag": Rounding.NEAREST_AWAY,
 }
 
+# TestFloat's name of each mode, as its -r options spell them (-rnear_even ...).
+# -rodd is round to odd everywhere, integer rounding included (roundToInt,
+# to_i32/to_i64 jam: SoftFloat 3e's code and TestFloat 3e's programs).
+TESTFLOAT_NAMES = {Rounding.NEAREST_EVEN: "near_even", Rounding.NEAREST_AWAY: "near_maxMag",
+                   Rounding.TOWARD_ZERO: "minMag", Rounding.DOWNWARD: "min",
+                   Rounding.UPWARD: "max", Rounding.ODD: "odd"}
+# the spellings TestFloat's programs accept after -r (any case)
+_TESTFLOAT_WORDS = ("near_even", "neareven", "nearest_even", "near_maxmag", "nearmaxmag",
+                    "nearest_maxmag", "minmag", "min", "max", "odd")
+
 ROUNDING_MODES = tuple(r.label for r in Rounding)
 DETERMINISTIC_MODES = tuple(r.label for r in Rounding if r != Rounding.STOCHASTIC)
 # Stochastic rounding with explicit random bits (softfloat.stochastic,
@@ -69,3 +79,12 @@ def get_rounding(mode) -> Rounding:
             return _ALIASES[opt[1:]]
     raise ValueError(f"unknown rounding mode {mode!r}; expected one of {list(ROUNDING_MODES)} "
                      f"or an alias (rne, rna, rtz, rup, rdn, rto, sr)")
+
+
+def testfloat_rounding(option: str):
+    """The `Rounding` of one of TestFloat's rounding options (``"rnear_even"``,
+    ``"-rminMag"``, ...), or None for any other option."""
+    key = option.strip().lstrip("-").lower()
+    if key.startswith("r") and key[1:] in _TESTFLOAT_WORDS:
+        return _ALIASES[key[1:]]
+    return None

@@ -15,7 +15,7 @@ bits go is a choice the documents leave open; ``align`` names it ("top": R
 just below the kept bits, stochastic_add with N = the random bits; "bottom": R
 added to the source's lowest bits, stochastic_add with N = the discarded width
 and R < 2**bits) and docs/stochastic.md lists these points as to confirm on
-silicon (`softfloat.verify.stochastic` tells them apart from a device's results).
+silicon (`softfloat.verification.stochastic` tells them apart from a device's results).
 
 Sources (public documents; section names as they print them):
 

@@ -549,9 +549,9 @@ def _child(a) -> int:
     stdout for the parent (which prints the progress); dies with its parent and
     leaves Ctrl-C to it."""
     import signal
-    from .sweep.backends import _die_with_parent
+    from .sweep.backends import die_with_parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(a.report_to_parent)
+    die_with_parent(a.report_to_parent)
     ts = _part_of(tasks(a.all), a.part)
 
     def report(name, dt, dc, status):

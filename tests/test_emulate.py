@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import softfloat as sf  # noqa: E402
-from softfloat.emulate import EmulationError, Report  # noqa: E402
-from softfloat.emulate.encode import from_bits, to_bits  # noqa: E402
+from softfloat.emulation import EmulationError, Report  # noqa: E402
+from softfloat.emulation.encode import from_bits, to_bits  # noqa: E402
 
 FMT = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
 HALVES = (torch.float16, torch.bfloat16)
@@ -242,14 +242,14 @@ def test_errors():
     with pytest.raises(TypeError, match="strict must be a bool"):
         sf.emulate("h100", strict=1)
     # (this torch has no CUDA: the check is called as the mode calls it on each op)
-    from softfloat.emulate.mode import EmulateMode
+    from softfloat.emulation.mode import EmulateMode
     with pytest.raises(EmulationError, match="cuda tensor or device"):
         EmulateMode._check_cpu(torch.ops.aten.zeros.default, ([3],), {"device": torch.device("cuda")})
     EmulateMode._check_cpu(torch.ops.aten.zeros.default, ([3],), {"device": torch.device("cpu")})
 
 
 def test_allow_tf32_source():
-    from softfloat.emulate import EmulatedDevice
+    from softfloat.emulation import EmulatedDevice
     d = EmulatedDevice.make("h100")
     old = torch.backends.cuda.matmul.allow_tf32
     try:
@@ -265,12 +265,16 @@ def test_allow_tf32_source():
 def test_import_softfloat_does_not_import_torch_and_missing_torch_names_the_extra():
     code = ("import sys, softfloat\nassert 'torch' not in sys.modules\n"
             "sys.modules['torch'] = None\n"
-            "try:\n    softfloat.emulate\nexcept ImportError as e:\n    print(e)\n")
+            "import softfloat.emulation\nassert sys.modules['torch'] is None\n"
+            "try:\n    softfloat.emulate('h100')\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "softfloat-lab[torch]" in out.stdout
 
 
-def test_callable_module():
-    import softfloat.emulate as m
-    assert callable(sf.emulate) and callable(m)
+def test_emulate_is_a_plain_function_of_the_emulation_package():
+    import types
+
+    import softfloat.emulation as m
+    assert isinstance(sf.emulate, types.FunctionType) and sf.emulate is m.emulate
+    assert type(m) is types.ModuleType and sf.emulation is m
     assert isinstance(sf.emulate("h100"), m.Run)

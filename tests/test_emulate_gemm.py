@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import softfloat as sf  # noqa: E402
 from softfloat import cublas  # noqa: E402
-from softfloat.emulate.encode import to_bits  # noqa: E402
+from softfloat.emulation.encode import to_bits  # noqa: E402
 
 FMT = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
 

@@ -117,7 +117,7 @@ def test_plans_are_well_formed():
         assert jobs, name
         for j in jobs:
             assert j.unit in B.UNITS and set(j.modes) <= set(R.MODES)
-            sf.verify.get_op(j.op, j.fmt)        # every op is one verify knows
+            sf.verification.get_op(j.op, j.fmt)        # every op is one verify knows
 
 
 # --- the build recipe ----------------------------------------------------------------
@@ -157,7 +157,7 @@ def test_harness_multiplier_is_not_miscompiled():
 
 def test_harness_fp8_add_exhaustive_matches_with_canonical_nan():
     exe = _harness("thmulti")
-    rep = sf.verify(sf.verify.exec_impl([str(exe)]), "add", "fp8_e5m2", "toward_zero",
+    rep = sf.verify(sf.verification.exec_impl([str(exe)]), "add", "fp8_e5m2", "toward_zero",
                     space="exhaustive", nan="canonical")
     assert rep.cases == 65536 and rep.mismatches == 0, rep.summary()
 

@@ -442,3 +442,16 @@ def test_storage_policy_accepts_arch_models():
         nn.Precision("bf16", accumulate=M.tensor_core("ampere", "fp16", "fp32"))
     with pytest.raises(ValueError, match="unknown architecture"):
         nn.Precision("bf16", accumulate="hopperx")
+
+
+def test_fp32_gemm_reads_transposed_operands_in_place():
+    """The recipes' fp32 GEMM (softfloat.matmul_values, order="blas") on the
+    backward pass's transposed views equals NumPy's float32 product of the same
+    views, and of contiguous copies of them."""
+    from nn.fp8 import fp8_gemm
+    r = np.random.default_rng(3)
+    g = sf.quantize(r.standard_normal((64, 48)), "fp8_e5m2", out_dtype=np.float32)
+    w = sf.quantize(r.standard_normal((80, 48)), "fp8_e4m3", out_dtype=np.float32)
+    got = fp8_gemm(g, w.T, np.float32(0.5))
+    assert np.array_equal(got, np.matmul(g, w.T) * np.float32(0.5))
+    assert np.array_equal(got, np.matmul(g, np.ascontiguousarray(w.T)) * np.float32(0.5))

@@ -134,7 +134,7 @@ def test_custom_block_formats_of_one_name_have_their_own_tables():
 # ---------------------------------------------------------------------------
 def _entry_points():
     import nn
-    from nn import _round
+    from softfloat import fp8_scaling
     rng = np.random.default_rng(3)
     x = (rng.standard_normal(4096) * 2.0 ** -120).astype(np.float32)
     x[::7] *= 2.0 ** 100                              # normals too
@@ -164,7 +164,9 @@ def _entry_points():
         "quantize_per_tensor": lambda: mx.quantize_per_tensor(xbig)[0],
         "nn Precision bf16 round": lambda: nn.Precision("bf16").round(x, sf.BF16),
         "nn Precision tf32 round": lambda: nn.Precision("bf16").round(x, sf.TF32),
-        "nn round_values f64": lambda: _round.round_values(x64, sf.BF16),
+        "quantize f64 bf16": lambda: sf.quantize(x64, sf.BF16, out_dtype=np.float32),
+        "quantize f32 fp16": lambda: sf.quantize(xbig, sf.FP16),
+        "quantize_per_tensor_values": lambda: fp8_scaling.quantize_per_tensor_values(xbig)[0],
         "nn decode tf32": lambda: nn.precision.decode(sf.to_bits(x, "tf32"), sf.TF32),
     }
 

@@ -50,10 +50,19 @@ def test_resolve_merges_keywords_over_the_context():
 
 
 def test_testfloat_option_names_are_aliases():
-    from softfloat.testfloat.options import ROUND_OPTS
-    for opt, mode in ROUND_OPTS.items():
+    from softfloat.rounding import TESTFLOAT_NAMES, testfloat_rounding
+    # TestFloat 3e's options, as its help lists them, and the spellings it accepts
+    opts = {"rnear_even": "nearest_even", "rneareven": "nearest_even",
+            "rnearest_even": "nearest_even", "rnear_maxMag": "nearest_away",
+            "rnearmaxmag": "nearest_away", "rnearest_maxMag": "nearest_away",
+            "rminMag": "toward_zero", "rmin": "downward", "rmax": "upward", "rodd": "odd"}
+    for opt, mode in opts.items():
         assert sf.get_rounding(opt).label == mode
         assert sf.get_rounding("-" + opt).label == mode
+        assert testfloat_rounding("-" + opt).label == mode
+    for r, name in TESTFLOAT_NAMES.items():
+        assert testfloat_rounding("-r" + name) == r
+    assert testfloat_rounding("-rne") is None and testfloat_rounding("-level") is None
     assert get_tininess("tininessAfter") == "after"
     with pytest.raises(ValueError):
         sf.get_rounding("-rfoo")

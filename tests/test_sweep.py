@@ -545,7 +545,7 @@ def test_worker_functions_pickle_by_module_path():
     to the same function in a fresh interpreter."""
     import pickle
     from softfloat.sweep import backends
-    from softfloat.verify import engine as VE
+    from softfloat.verification import engine as VE
     fns = [E._worker, E.dask_shard, backends._worker_init, VE.run_shard]
     blob = pickle.dumps(fns).hex()
     code = ("import pickle, sys; fns = pickle.loads(bytes.fromhex(sys.argv[1])); "
@@ -556,7 +556,7 @@ def test_worker_functions_pickle_by_module_path():
     assert p.stdout.split() == ["softfloat.sweep.engine._worker",
                                 "softfloat.sweep.engine.dask_shard",
                                 "softfloat.sweep.backends._worker_init",
-                                "softfloat.verify.engine.run_shard"]
+                                "softfloat.verification.engine.run_shard"]
 
 
 # ---------------------------------------------------------------------------

@@ -861,3 +861,24 @@ def test_options_booleans_are_strict():
         tf.expected("f16_add", np.array([1], np.uint16), np.array([1], np.uint16), ftz=1)
     with pytest.raises(ValueError, match="overflow"):
         tf.Options(overflow="wrap")
+
+
+def test_options_take_the_library_policy():
+    pol = softfloat.Policy("upward", ftz=True, tininess="before")
+    o = tf.Options(policy=pol, exact=True)
+    assert o.policy == pol and o.rounding == "upward" and o.ftz and o.tininess == "before"
+    assert tf.Options(rounding="-rmax", ftz=True, tininess="tininessBefore") == \
+        tf.Options(policy=pol)                 # the words parsed by the Policy
+    assert o.replace(rounding="rminMag").policy == pol.replace(rounding="toward_zero")
+    # agreeing fields are fine (dataclasses.replace passes them all); others refused
+    assert tf.Options(policy=pol, rounding="max").policy == pol
+    with pytest.raises(TypeError, match="policy= or the policy fields"):
+        tf.Options(policy=pol, rounding="downward")
+    with pytest.raises(TypeError, match="softfloat.Policy"):
+        tf.Options(policy={"rounding": "upward"})
+    # the expected results under policy= are the library's under the same keywords
+    a = np.arange(0, 1 << 16, 7, dtype=np.uint16)
+    b = a[::-1].copy()
+    r1, f1 = tf.expected("f16_add", a, b, options=tf.Options(policy=pol))
+    r2, f2 = softfloat.add(a, b, "fp16", "upward", ftz=True, tininess="before", return_flags=True)
+    assert np.array_equal(r1, r2) and np.array_equal(f1, f2)

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat.verify import ImplError, get_op, op_names
-from softfloat.verify.ops import classify
+from softfloat.verification import ImplError, get_op, op_names
+from softfloat.verification.ops import classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REF = os.path.join(ROOT, "examples", "sfv1_reference.py")
@@ -28,9 +28,9 @@ def ref(*args):
 
 
 def cli(*args, capsys=None):
-    """The command line in this process (``softfloat.verify.cli.main``): (status,
+    """The command line in this process (``softfloat.verification.cli.main``): (status,
     stdout, stderr)."""
-    from softfloat.verify.cli import main
+    from softfloat.verification.cli import main
     rc = main(list(args))
     out = capsys.readouterr()
     return rc, out.out, out.err
@@ -45,10 +45,13 @@ def program(tmp_path, body, name="prog.py"):
 
 # ---------------------------------------------------------------------------
 # interface
-def test_verify_is_a_callable_module():
-    import softfloat.verify as V
-    assert sf.verify is V and callable(sf.verify)
-    assert sf.verify.numpy_impl is V.numpy_impl
+def test_verify_is_a_plain_function_of_the_verification_package():
+    import types
+
+    import softfloat.verification as V
+    assert isinstance(sf.verify, types.FunctionType) and sf.verify is V.verify
+    assert sf.verification is V and sf.verification.numpy_impl is V.numpy_impl
+    assert type(V) is types.ModuleType           # an ordinary module, not a callable one
     rep = sf.verify(lambda a, b: sf.mul(a, b, "fp16", return_flags=True), "mul", "fp16",
                     space=3000)
     assert rep.ok and rep.cases == 3000 and rep.flags_checked
@@ -86,7 +89,7 @@ def _round_trip(names):
         fmt = "bf16" if n.startswith(("to_", "from_", "convert")) else "fp8_e5m2"
         o = get_op(n, fmt)
         pol = {"ftz": True} if "ftz" in o.policies else {}
-        rep = sf.verify(sf.verify.exec_impl(ref("--library")), n, fmt, "upward",
+        rep = sf.verify(sf.verification.exec_impl(ref("--library")), n, fmt, "upward",
                         space=600, seed=3, **pol)
         assert rep.ok and rep.flags_checked, (n, rep.summary())
 
@@ -123,16 +126,16 @@ def test_spaces():
     assert rep.ok and rep.cases == 1 << 16 and rep.exhaustive
     a, b = seen[0]
     assert a[257] == 1 and b[257] == 1          # case i: a = i >> 8, b = i & 255
-    assert sf.verify.make_space(o, "level1").total == 38400
-    assert sf.verify.make_space(get_op("fma", "fp8_e5m2"), "exhaustive").total == 1 << 24
-    r1 = sf.verify.make_space(o, 1000, seed=4).chunk(0, 1000)
-    r2 = sf.verify.make_space(o, 1000, seed=4).chunk(500, 1000)
+    assert sf.verification.make_space(o, "level1").total == 38400
+    assert sf.verification.make_space(get_op("fma", "fp8_e5m2"), "exhaustive").total == 1 << 24
+    r1 = sf.verification.make_space(o, 1000, seed=4).chunk(0, 1000)
+    r2 = sf.verification.make_space(o, 1000, seed=4).chunk(500, 1000)
     assert np.array_equal(r1[0][500:], r2[0])
-    sub = sf.verify.make_space(get_op("fma", "fp16"), {"a": "0x3c00-0x3c0f",
+    sub = sf.verification.make_space(get_op("fma", "fp16"), {"a": "0x3c00-0x3c0f",
                                                        "c_family": "cancel4"})
     assert sub.total == 16 * 65536 * 4
     ops = (np.array([1, 2, 3], np.uint8), np.array([4, 5, 6], np.uint8))
-    assert sf.verify.make_space(o, ops).chunk(1, 3)[1].tolist() == [5, 6]
+    assert sf.verification.make_space(o, ops).chunk(1, 3)[1].tolist() == [5, 6]
 
 
 # ---------------------------------------------------------------------------
@@ -185,7 +188,7 @@ def test_program_stalling_times_out(tmp_path, capsys):
         time.sleep(30)
     """)
     with pytest.raises(ImplError, match="no answer within 0.5 s"):
-        sf.verify(sf.verify.exec_impl(prog[5:], timeout=0.5), "add", "fp16", space=10)
+        sf.verify(sf.verification.exec_impl(prog[5:], timeout=0.5), "add", "fp16", space=10)
     rc, _, err = cli("fp16", "add", "--impl", prog, "--space", "10", "--timeout", "0.5",
                      capsys=capsys)
     assert rc == 2 and "timeout" in err and len(err.strip().splitlines()) == 1
@@ -203,14 +206,14 @@ def test_program_with_bad_flag_bytes_and_small_batches(tmp_path):
             sys.stdout.buffer.write(data + bytes([0x40] * n)); sys.stdout.flush()
     """)
     with pytest.raises(ImplError, match="flag byte 0x40"):
-        sf.verify(sf.verify.exec_impl(prog[5:], batch=7), "sqrt", "fp16", space=20)
+        sf.verify(sf.verification.exec_impl(prog[5:], batch=7), "sqrt", "fp16", space=20)
 
 
 # ---------------------------------------------------------------------------
 # results files
 def test_results_files(tmp_path, capsys):
     o = get_op("mul", "bf16")
-    sp = sf.verify.make_space(o, 5000, seed=2)
+    sp = sf.verification.make_space(o, 5000, seed=2)
     a, b = sp.chunk(0, sp.total)
     r, f = sf.mul(a, b, "bf16", "upward", return_flags=True)
     r = r.copy()
@@ -219,12 +222,12 @@ def test_results_files(tmp_path, capsys):
     np.save(tmp_path / "res.npy", r)
     np.savez(tmp_path / "res.npz", results=r, flags=f)
     for name, flags in (("res.bin", True), ("res.npy", False), ("res.npz", True)):
-        rep = sf.verify(sf.verify.results_file(tmp_path / name), "mul", "bf16", "upward",
+        rep = sf.verify(sf.verification.results_file(tmp_path / name), "mul", "bf16", "upward",
                         space=5000, seed=2)
         assert rep.mismatches == 1 and rep.first_mismatches[0]["case"] == 17, name
         assert rep.flags_checked == flags
     with pytest.raises(ValueError, match="bytes; expected 4000 results"):
-        sf.verify(sf.verify.results_file(tmp_path / "res.bin"), "mul", "bf16", space=4000)
+        sf.verify(sf.verification.results_file(tmp_path / "res.bin"), "mul", "bf16", space=4000)
     # TestFloat lines carry their operands
     from softfloat.testfloat import write_vectors
     with open(tmp_path / "lines.txt", "wb") as fh:
@@ -232,7 +235,7 @@ def test_results_files(tmp_path, capsys):
     lines = (tmp_path / "lines.txt").read_bytes().splitlines()
     lines[3] = lines[3][:-2] + b"1F"           # flags all set
     (tmp_path / "lines.txt").write_bytes(b"\n".join(lines) + b"\n")
-    rep = sf.verify(sf.verify.results_file(tmp_path / "lines.txt"), "mul", "bf16", "upward")
+    rep = sf.verify(sf.verification.results_file(tmp_path / "lines.txt"), "mul", "bf16", "upward")
     assert rep.cases == n and rep.mismatches == 1 and rep.flag_mismatches == 1
     rc, _, err = cli("bf16", "mul", "--results", str(tmp_path / "lines.txt"), "--rounding",
                      "upward", "--json", str(tmp_path / "rep.json"), "--quiet", capsys=capsys)
@@ -311,9 +314,9 @@ def test_ctypes_scalar_and_vectorized(tmp_path):
     so = ctypes.CDLL(str(lib))
     so.f16_class.argtypes = [ctypes.c_uint16]
     so.f16_class.restype = ctypes.c_uint16
-    rep = sf.verify(sf.verify.ctypes_impl(so.f16_class), "classify", "fp16", space=3000)
+    rep = sf.verify(sf.verification.ctypes_impl(so.f16_class), "classify", "fp16", space=3000)
     assert rep.ok and not rep.flags_checked
-    rep = sf.verify(sf.verify.ctypes_impl(so.f16_class_vec, vectorized=True), "classify",
+    rep = sf.verify(sf.verification.ctypes_impl(so.f16_class_vec, vectorized=True), "classify",
                     "fp16")
     assert rep.ok and rep.cases == 65536 and rep.flags_checked
 
@@ -328,3 +331,16 @@ def test_worker_processes_and_dask(tmp_path):
         rep = sf.verify("verify_faults:truncating_mul", "mul", "fp16", space=40000,
                         shards=4, **kw)
         assert rep.diagnosis["best"] == {"rounding": "toward_zero"}, kw
+
+
+def test_verify_takes_the_library_policy():
+    pol = sf.Policy("toward_zero", ftz=True, daz=True)
+    impl = lambda a, b: sf.mul(a, b, "fp16", "toward_zero", subnormals=False)  # noqa: E731
+    rep = sf.verify(impl, "mul", "fp16", space=4000, policy=pol, diagnose=False)
+    assert rep.ok and rep.rounding == "toward_zero"
+    assert rep.policies["ftz"] and rep.policies["daz"]
+    assert not sf.verify(impl, "mul", "fp16", space=4000, diagnose=False).ok
+    with pytest.raises(TypeError, match="policy= or rounding="):
+        sf.verify(impl, "mul", "fp16", "upward", space=10, policy=pol)
+    with pytest.raises(TypeError, match="policy= or the policy keywords"):
+        sf.verify(impl, "mul", "fp16", space=10, policy=pol, ftz=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import softfloat as sf
-from softfloat.verify import engine
+from softfloat.verification import engine
 
 import verify_faults as VF
 

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat.verify import ImplError
+from softfloat.verification import ImplError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
 
 
 def cli(*args, capsys):
-    from softfloat.verify.cli import main
+    from softfloat.verification.cli import main
     rc = main(list(args))
     out = capsys.readouterr()
     return rc, out.out, out.err
@@ -77,7 +77,7 @@ def test_corrupt_npz_and_infinite_timeout_exit_2(tmp_path, capsys):
     _one_line_error(rc, err)
     assert "timeout" in err
     with pytest.raises(ValueError, match="timeout"):
-        sf.verify.exec_impl("true", timeout=float("nan"))
+        sf.verification.exec_impl("true", timeout=float("nan"))
 
 
 def test_json_to_stdout_is_json_only(tmp_path, capsys):
@@ -119,12 +119,12 @@ def test_program_writing_extra_bytes_after_a_batch(tmp_path):
     prog = program(tmp_path, _ECHO.format(at_end="pass", extra='b"\\0\\0\\0" if k == 1 else b""'))
     with pytest.raises(ImplError, match=r"3 bytes more than the 7 answers .* batch of 7 "
                                         r"cases \(case 7\)"):
-        sf.verify(sf.verify.exec_impl(prog[5:], batch=7), "sqrt", "fp16", space=30,
+        sf.verify(sf.verification.exec_impl(prog[5:], batch=7), "sqrt", "fp16", space=30,
                   diagnose=False)
 
 
 def test_help_texts_of_every_option(capsys):
-    from softfloat.verify.cli import _parser
+    from softfloat.verification.cli import _parser
     p = _parser()
     for a in p._actions:
         if a.option_strings and a.dest != "help" and a.help is not argparse_suppress():

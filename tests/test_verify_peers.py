@@ -1,4 +1,4 @@
-"""docs/peers.md is what softfloat.verify.peers computes: a cheap row in the
+"""docs/peers.md is what softfloat.verification.peers computes: a cheap row in the
 default suite (an exhaustive fp8 run), every row with -m slow."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from softfloat.verify import peers
+from softfloat.verification import peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(ROOT, "docs", "peers.md")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import softfloat as sf
-from softfloat.verify.stochastic import verify_stochastic
+from softfloat.verification.stochastic import verify_stochastic
 from sr_oracle import Grid, expected_units
 
 N = 4
@@ -130,7 +130,7 @@ def test_cli(tmp_path, monkeypatch, capsys):
         "    return sf.convert(a, 'fp8_e5m2', 'fp4_e2m1', 'stochastic_a', random_bits=R >> 1,\n"
         "                      random_nbits=2)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from softfloat.verify import main
+    from softfloat.verification import main
     rc = main(["fp8_e5m2", "convert:fp4_e2m1", "--impl", "srdev_cli:dev", "--rounding",
                "stochastic_a", "--random-nbits", "3"])
     out = capsys.readouterr().out

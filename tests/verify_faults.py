@@ -1,4 +1,4 @@
-"""Implementations with known faults, for the diagnosis tests of softfloat.verify.
+"""Implementations with known faults, for the diagnosis tests of softfloat.verification.
 
 `model` is an fp16 add/mul written here from scratch, not from the library: the
 exact float64 sum or product (exact for fp16 operands), rounded to fp16 by

@@ -3,16 +3,18 @@ times one float32 scale, rounded once into an fp8 format.
 
 `scale_cast_chunk` (the general kernel, every mode): the exact product of the
 input's bits and the scale's significand (`mul_jam`), one `core.round_pack`.
-`scale_values_chunk` (nn's fast path, nearest even, values out): the product in
-float64 (exact: 24 + 24 bits), rounded by the MX fast kernels' element helper
-(`_kernels.mx.element`); tests/test_nn_fp8.py compares the two bit for bit.
+`scale_values_chunk` (`fp8_scaling.quantize_per_tensor_values`' fast path,
+nearest even, values out): the product in float64 (exact: 24 + 24 bits), rounded
+by the MX fast kernels' element helper (`_kernels.mx.element`);
+tests/test_fp8_scaling_values.py compares the two bit for bit. `amax_chunk`
+(`fp8_scaling.amax`) is the MX kernels' largest-magnitude pass.
 """
 import numpy as np
 from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FNUZ, K_IEEE, P_SRBITS, RNE, is_stochastic,
                    rand_bits, round_masks, round_pack, unpack)
-from .mx import elem_value, element
+from .mx import amax_chunk, elem_value, element  # noqa: F401  (amax_chunk: fp8_scaling.amax)
 
 _I0 = np.int64(0)
 _MAG32 = np.int32(0x7FFFFFFF)

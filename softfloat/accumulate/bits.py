@@ -1,6 +1,6 @@
 """The encodings API: `sum`, `dot` and `matmul` of encodings of a format under an
 accumulation model. Each validates its operands and keywords, builds the model
-(`models._model`), brings the operands to shape (nb, m, K) [and (nb, K, n)],
+(`models.resolve_model`), brings the operands to shape (nb, m, K) [and (nb, K, n)],
 runs `dispatch._accumulate` and converts the accumulator's encodings to
 ``out_fmt`` (`_finish`), OR-ing the flags into the context's sticky flags.
 """
@@ -17,7 +17,7 @@ from ..flags import Flags
 from ..formats import Format, get_format
 from ..mma import MatrixUnit
 from .dispatch import _accumulate, _resolve_for
-from .models import BlockFMA, _model
+from .models import BlockFMA, resolve_model
 
 __all__ = ["sum", "dot", "matmul"]
 
@@ -108,7 +108,7 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
     nbt = int(np.prod(batch, dtype=np.int64))
     A3 = np.ascontiguousarray(np.broadcast_to(A, batch + (m, K))).reshape(nbt, m, K)
     B3 = np.ascontiguousarray(np.broadcast_to(B, batch + (K, n))).reshape(nbt, K, n)
-    model = _model(acc, fin, order, block, products, product_fmt, kahan, rounding)
+    model = resolve_model(acc, fin, order, block, products, product_fmt, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
     if isinstance(model, MatrixUnit):
         res = _unit_policy(model, policies, res)
@@ -161,7 +161,7 @@ def sum(x, fmt, axis=-1, *, acc=None, order="sequential", block=None, kahan=Fals
         X = np.moveaxis(X, ax, -1)
         shape = X.shape[:-1]
         X = X.reshape(int(np.prod(shape, dtype=np.int64)), X.shape[-1])
-    model = _model(acc, fin, order, block, None, None, kahan, rounding)
+    model = resolve_model(acc, fin, order, block, None, None, kahan, rounding)
     res = _resolve_for(model, rounding, policies)
     if isinstance(model, MatrixUnit):
         res = _unit_policy(model, policies, res)

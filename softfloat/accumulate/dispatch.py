@@ -1,5 +1,5 @@
 """Which kernel runs a model: `_accumulate` takes a model (from
-`models._model`) and operands of shape (nb, m, K) [and (nb, K, n)] and runs the
+`models.resolve_model`) and operands of shape (nb, m, K) [and (nb, K, n)] and runs the
 GPU matrix-unit model (softfloat.mma), the bounded float32 BLAS model
 (``order="blas"``, `_blas`), the native float32 fast path where it is provably
 the exact model (`_fast`, `_fast_ok`), or the integer kernels (`reduce_program`
@@ -23,7 +23,7 @@ from ..formats import FP32, Format, get_format
 from ..mma import MatrixUnit, mma as _mma
 from ..rounding import Rounding
 from ..specialize import kernel_fresh_nan
-from .models import Accumulator, BlockFMA, _model
+from .models import Accumulator, BlockFMA, resolve_model
 from .programs import _program
 
 
@@ -256,7 +256,7 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
         return None
     if out_fmt is not None and get_format(out_fmt) != FP32:
         return None
-    model = _model(acc, fin, kw.get("order", "sequential"), kw.get("block"),
+    model = resolve_model(acc, fin, kw.get("order", "sequential"), kw.get("block"),
                    kw.get("products"), None, False, rounding)
     if not (isinstance(model, Accumulator) and model.fmt == FP32 and isinstance(model.order, str)
             and model.order in ("sequential", "blas", "blocked")
@@ -272,8 +272,11 @@ def _values_fast(a, b, fin: Format, acc, out_fmt, rounding, kw):
         return None
     m, K = a.shape
     n = b.shape[1]
-    a32 = np.ascontiguousarray(a, np.float32)
-    b32 = np.ascontiguousarray(b, np.float32)
+    # (blas: any strides; BLAS reads a transposed view in place, no copy)
+    a32 = a.astype(np.float32, copy=False) if model.order == "blas" \
+        else np.ascontiguousarray(a, np.float32)
+    b32 = b.astype(np.float32, copy=False) if model.order == "blas" \
+        else np.ascontiguousarray(b, np.float32)
     if model.order != "blas" and not _products_exact(fin):
         # (blas: no scan; its bound covers products that round in float32)
         # products exact for these values? (no overflow; every product's last bit at

@@ -3,7 +3,7 @@
 `Accumulator` (every addition rounded once into a format, in a stated order, with
 exact or rounded products, optionally compensated) and `BlockFMA` (the block fused
 multiply-add of tensor cores, after Fasi et al. and Khattak & Mikaitis) validate
-their fields when made; `_model` turns the keywords of `sum`/`dot`/`matmul`
+their fields when made; `resolve_model` turns the keywords of `sum`/`dot`/`matmul`
 (``acc=`` a format, a model, a `MatrixUnit` or a GPU name, and ``order=``,
 ``block=``, ``products=``, ``kahan=``, ``rounding=``) into one model. The models
 themselves are described in the package docstring (softfloat/accumulate/__init__.py).
@@ -161,7 +161,7 @@ def _arch_name(acc):
         return None
 
 
-def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, rounding):
+def resolve_model(acc, fmt: Format, order, block, products, product_fmt, kahan, rounding):
     """The model named by the keywords: an Accumulator, a BlockFMA or a MatrixUnit."""
     if isinstance(acc, (BlockFMA, MatrixUnit)):
         if order != "sequential" or kahan or products not in (None, "exact", "fused"):
@@ -174,7 +174,7 @@ def _model(acc, fmt: Format, order, block, products, product_fmt, kahan, roundin
             raise ValueError("a MatrixUnit model fixes its rounding; do not pass rounding=")
         return acc
     if isinstance(acc, str) and _arch_name(acc) is not None:
-        return _model(tensor_core(acc, fmt), fmt, order, block, products, product_fmt,
+        return resolve_model(tensor_core(acc, fmt), fmt, order, block, products, product_fmt,
                       kahan, rounding)
     if isinstance(acc, Accumulator):
         given = dict(order=order != "sequential", block=block is not None,

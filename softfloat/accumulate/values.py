@@ -14,7 +14,7 @@ from ..conversions import from_bits, to_bits
 from ..formats import FP32, Format, get_format
 from .bits import dot, matmul, sum
 from .dispatch import _f32_fits, _values_fast
-from .models import _model
+from .models import resolve_model
 
 __all__ = ["sum_values", "dot_values", "matmul_values"]
 
@@ -42,7 +42,7 @@ def _values_out(r, fmt_out, return_flags):
 def _out_format(acc, fin, out_fmt, kw):
     if out_fmt is not None:
         return get_format(out_fmt)
-    m = _model(acc, fin, kw.get("order", "sequential"), kw.get("block"), kw.get("products"),
+    m = resolve_model(acc, fin, kw.get("order", "sequential"), kw.get("block"), kw.get("products"),
                kw.get("product_fmt"), kw.get("kahan", False), kw.get("rounding"))
     return m.fmt
 

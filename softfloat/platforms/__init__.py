@@ -15,7 +15,7 @@
 A platform turns its NaN rules into kernel policies (`Platform.nan_policy`);
 softfloat.specialize carries them out and never looks a platform up.
 """
-from .ops import (_isnan, platform_convert, platform_cumsum, platform_matmul,  # noqa: F401
+from .ops import (platform_convert, platform_cumsum, platform_matmul,  # noqa: F401
                   platform_mean, platform_op, platform_sum, platform_to_bits)
 from .device_table import DEVICE_KINDS, Device, devices  # noqa: F401
 from .presets import (ARM_DEFAULT_NAN, IEEE, NUMPY, PLATFORM_OPS, PRESETS, RISCV,  # noqa: F401

@@ -85,7 +85,7 @@ def builtin_names():
     return {x.name for x in formats()}
 
 
-def _die_with_parent(parent_pid):
+def die_with_parent(parent_pid):
     """In a worker: exit when the parent dies (Linux prctl PR_SET_PDEATHSIG, and a
     watchdog thread that polls the parent pid where prctl is unavailable or the
     parent died before it was set)."""
@@ -112,7 +112,7 @@ def _die_with_parent(parent_pid):
 def _worker_init(threads, parent_pid):
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles Ctrl-C
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     os.environ["SOFTFLOAT_NUM_THREADS"] = str(max(1, threads))
     os.environ["NUMBA_NUM_THREADS"] = str(max(1, threads))
 

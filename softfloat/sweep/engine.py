@@ -28,16 +28,16 @@ from .spaces import (Space, _compact_space, _default_shards, _sample_indices, _s
 
 def _subject(sp: Space, mode, ops):
     """Bits and flags of the library's operation, flat, in case order."""
-    import softfloat as sf
+    from .. import arith, conversions
     kind, op, f = sp.kind, sp.op, sp.f
     if kind in ("binary", "ternary"):
-        r, fl = getattr(sf, op)(*ops, f, mode.label, return_flags=True)
+        r, fl = getattr(arith, op)(*ops, f, mode.label, return_flags=True)
     elif kind == "unary":
-        r, fl = getattr(sf, op)(ops[0], f, mode.label, return_flags=True)
+        r, fl = getattr(arith, op)(ops[0], f, mode.label, return_flags=True)
     elif kind == "convert":
-        r, fl = sf.convert(ops[0], f, sp.dst, mode.label, return_flags=True)
+        r, fl = conversions.convert(ops[0], f, sp.dst, mode.label, return_flags=True)
     else:
-        r, fl = sf.to_bits(ops[0].view(np.float32), f, mode.label, return_flags=True)
+        r, fl = conversions.to_bits(ops[0].view(np.float32), f, mode.label, return_flags=True)
     return np.ascontiguousarray(r).ravel(), np.ascontiguousarray(fl).ravel()
 
 

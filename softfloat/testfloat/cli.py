@@ -12,7 +12,8 @@ from ..context import get_tininess
 from ..formats import FP64
 from .cases import stream
 from .names import Function, function_names, parse_function, type_of
-from .options import ROUND_OPTS, Options
+from ..rounding import testfloat_rounding
+from .options import Options
 from .streams import verify_stream, write_vectors
 
 __all__ = ["main"]
@@ -111,8 +112,8 @@ def _parse_argv(argv):
             a["forever"], a["level"] = True, 2
         elif opt == "prefix":
             a["prefix"] = value(opt)
-        elif opt in ROUND_OPTS:
-            a["rounding"] = ROUND_OPTS[opt]
+        elif testfloat_rounding(opt) is not None:
+            a["rounding"] = testfloat_rounding(opt).label
         elif opt in ("tininessbefore", "tininessafter"):
             a["tininess"] = get_tininess(opt)
         elif opt in ("exact", "notexact"):

@@ -24,7 +24,6 @@ the policy it gives a kernel for the step, and its fresh-NaN pattern.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -89,10 +88,10 @@ def expected(function, *ops, options: Options | None = None, **opts):
     arrs = _check_operands(fn, ops)
     z = fn.result
     if o.platform is None or not isinstance(z, Format) or z == FP64:
-        return _expected(fn, arrs, dataclasses.replace(o, platform=None))
+        return _expected(fn, arrs, o.replace(platform=None))
     # A platform's NaN rules for this step, fresh NaN included, as a kernel policy
     nan = get_platform(o.platform).nan_policy("cast" if fn.op == "convert" else "result", z)
-    return _expected(fn, arrs, dataclasses.replace(o, platform=None, nan=nan))
+    return _expected(fn, arrs, o.replace(platform=None, nan=nan))
 
 
 def _check_operands(fn: Function, ops) -> list:
@@ -114,21 +113,20 @@ def _check_operands(fn: Function, ops) -> list:
 def _expected(fn: Function, arrs, o: Options):
     t0 = fn.args[0]
     pol = o.policies()
-    r = o.rounding
     if fn.op in _ARITH_BINARY:
-        return _ARITH_BINARY[fn.op](arrs[0], arrs[1], t0, r, return_flags=True, **pol)
+        return _ARITH_BINARY[fn.op](arrs[0], arrs[1], t0, return_flags=True, policy=pol)
     if fn.op == "rem":
         raise NotImplementedError(f"{fn.name}: the IEEE remainder is not simulated")
     if fn.op == "mulAdd":
-        return _ar.fma(arrs[0], arrs[1], arrs[2], t0, r, return_flags=True, **pol)
+        return _ar.fma(arrs[0], arrs[1], arrs[2], t0, return_flags=True, policy=pol)
     if fn.op == "sqrt":
-        return _ar.sqrt(arrs[0], t0, r, return_flags=True, **pol)
+        return _ar.sqrt(arrs[0], t0, return_flags=True, policy=pol)
     if fn.op == "roundToInt":
         # -rodd rounds to odd here too (jamming), as SoftFloat 3e's f16_roundToInt does.
-        return _ar.round_to_integral(arrs[0], t0, r, exact=o.exact, return_flags=True,
-                                     daz=o.daz, nan=o.nan)
+        return _ar.round_to_integral(arrs[0], t0, exact=o.exact, return_flags=True,
+                                     policy=pol)
     if fn.op in COMPARE:
-        res, flg = _ARITH_COMPARE[fn.op](arrs[0], arrs[1], t0, return_flags=True, daz=o.daz)
+        res, flg = _ARITH_COMPARE[fn.op](arrs[0], arrs[1], t0, return_flags=True, policy=pol)
         return res.astype(np.uint8), flg
     if fn.op == "to_int":
         return _to_int(arrs[0], t0, fn.result, o)
@@ -139,18 +137,18 @@ def _expected(fn: Function, arrs, o: Options):
     if z == FP64:
         return _to_f64(arrs[0], t0, o)
     if t0 == FP64:
-        return _conv.to_bits(arrs[0].view(np.float64), z, r, return_flags=True, **pol)
-    return _conv.convert(arrs[0], t0, z, r, return_flags=True, **pol)
+        return _conv.to_bits(arrs[0].view(np.float64), z, return_flags=True, policy=pol)
+    return _conv.convert(arrs[0], t0, z, return_flags=True, policy=pol)
 
 
 def _to_int(a, fmt: Format, ityp: str, o: Options):
     """fmt -> integer type (module docstring): to_int32/to_int64, with the
     unsigned ranges checked on to_int64's result."""
-    kw = dict(exact=o.exact, return_flags=True, daz=o.daz)
+    kw = dict(exact=o.exact, return_flags=True, policy=o.policy)
     if ityp == "i32":
-        res, flg = _ar.to_int32(a, fmt, o.rounding, **kw)
+        res, flg = _ar.to_int32(a, fmt, **kw)
         return res.view(np.uint32), flg
-    res, flg = _ar.to_int64(a, fmt, o.rounding, **kw)
+    res, flg = _ar.to_int64(a, fmt, **kw)
     if ityp == "i64":
         return res.view(np.uint64), flg
     nb = INT_TYPES[ityp][0]
@@ -177,14 +175,12 @@ def _from_int(a, ityp: str, z, o: Options):
         x = a.view(np.int32) if signed else a
         v = x.astype(np.float64)
         return v.view(np.uint64).copy(), np.zeros(v.shape, np.uint8)
-    kw = dict(return_flags=True, ftz=o.ftz, tininess=o.tininess)
-    if o.overflow is not None:
-        kw["overflow"] = o.overflow
+    kw = dict(return_flags=True, policy=o.policy)
     if ityp == "i32":
-        return _ar.from_int(a.view(np.int32), z, o.rounding, **kw)
+        return _ar.from_int(a.view(np.int32), z, **kw)
     if ityp in ("i64", "ui32"):
         return _ar.from_int(a.view(np.int64) if ityp == "i64" else a.astype(np.int64),
-                            z, o.rounding, **kw)
+                            z, **kw)
     return _from_ui64(a, z, o, kw)
 
 
@@ -202,11 +198,10 @@ def _from_ui64(u, z: Format, o: Options, kw):
     u = np.asarray(u, np.uint64)
     big = u >= np.uint64(1 << 63)
     w = np.where(big, (u >> np.uint64(1)) | (u & np.uint64(1)), u).view(np.int64)
-    res, flg = _ar.from_int(w, z, o.rounding, **kw)
+    res, flg = _ar.from_int(w, z, **kw)
     if big.any():
         two = _conv.to_bits(2.0, z, "nearest_even")   # exact in every format
-        pol = {k: v for k, v in o.policies().items() if k != "daz"}
-        r2, f2 = _ar.mul(res, two, z, o.rounding, return_flags=True, **pol)
+        r2, f2 = _ar.mul(res, two, z, return_flags=True, policy=o.policy.replace(daz=False))
         res = np.where(big, r2, res)
         flg = np.where(big, flg | f2, flg).astype(np.uint8)
     return res, flg

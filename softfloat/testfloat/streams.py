@@ -3,7 +3,6 @@ chunk by chunk) and `verify_stream` (checking lines read from a binary file,
 chunk by chunk, with absolute line numbers in errors and records)."""
 from __future__ import annotations
 
-import dataclasses
 
 from .cases import operands
 from .expected import generate
@@ -80,7 +79,7 @@ def verify_stream(function, file, *, chunk_lines=1 << 20, errors=20, check_nans=
         if not buf:
             break
     if total is None:
-        total = Report(fn.name, dict(dataclasses.asdict(o), check_nans=check_nans,
+        total = Report(fn.name, dict(o.as_dict(), check_nans=check_nans,
                                      check_inv_ints=check_inv_ints), errors=errors)
     return total
 

@@ -11,11 +11,11 @@ import numpy as np
 
 from ..flags import Flags
 from ..formats import FP64, Format
-from ..rounding import Rounding, get_rounding
+from ..rounding import TESTFLOAT_NAMES, Rounding, get_rounding
 from .expected import expected, is_nan, is_snan, values
 from .lineio import _column
 from .names import INT_TYPES, Function, hex_width, parse_function
-from .options import ROUND_NAME, Options, make_options
+from .options import Options, make_options
 
 __all__ = ["Report", "CLASSES", "verify", "flag_letters", "classify_mismatches"]
 
@@ -168,7 +168,7 @@ class Report:
 def _alt(fn, ops, o: Options, **change):
     """Expected results under changed options, or None where they do not apply."""
     try:
-        return expected(fn, *ops, options=dataclasses.replace(o, **change))
+        return expected(fn, *ops, options=o.replace(**change))
     except (ValueError, NotImplementedError, TypeError):
         return None
 
@@ -244,7 +244,7 @@ def _classify(fn: Function, ops, er, ef, gr, gf, o: Options, check_nans: bool, a
                   Rounding.UPWARD, Rounding.DOWNWARD, Rounding.ODD):
             if r != mode:
                 cands.append((dict(rounding=r.label), "rounding_mode",
-                              f"the result of rounding {r.label} (-r{ROUND_NAME[r]})"))
+                              f"the result of rounding {r.label} (-r{TESTFLOAT_NAMES[r]})"))
     if isinstance(z, Format):
         if z.kind == "ieee" or z == FP64:
             cands += [(dict(overflow="saturate"), "saturation",
@@ -324,7 +324,7 @@ def verify(function, *ops, result, flags=None, options: Options | None = None,
     bad = ~same | (ef != gf)
     if fn.op == "to_int" and not check_inv_ints:
         bad &= ~_int_lenient(fn, er, ef, gr, gf)
-    rep = Report(fn.name, dict(dataclasses.asdict(o), check_nans=check_nans,
+    rep = Report(fn.name, dict(o.as_dict(), check_nans=check_nans,
                                check_inv_ints=check_inv_ints, check_flags=check_flags),
                  cases=int(er.size),
                  errors=errors)

@@ -9,7 +9,9 @@ import time
 
 import numpy as np
 
-from softfloat.platforms import _isnan
+
+def _isnan(bits, f):
+    return f.is_nan_bits(np.asarray(bits).astype(np.int64))
 
 
 def ordered(bits: np.ndarray, f) -> np.ndarray:

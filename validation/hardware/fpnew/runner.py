@@ -147,7 +147,7 @@ def run_job(job: Job, exe: Path, mode: str, timeout: float = 900.0, examples: in
     """One verify run of ``exe`` (or the command ``exe_argv``); a refused header (the unit
     lacks the format) or a space verify cannot build is recorded as such."""
     import softfloat as sf
-    from softfloat.verify import ImplError, exec_impl
+    from softfloat.verification import ImplError, exec_impl
     sequential = job.op in ("div", "sqrt")
     impl = exec_impl(exe_argv or [str(exe)], timeout=timeout,
                      batch=4096 if sequential else 1 << 16)

@@ -64,7 +64,7 @@ def _parser():
     p.add_argument("--random-nbits", type=int, default=None, metavar="N",
                    help="stochastic rounding given the random bits (--rounding stochastic_a, "
                         "_b, _c, stochastic_add or stochastic): the impl takes N-bit random "
-                        "integers as its last operand (softfloat.verify.stochastic)")
+                        "integers as its last operand (softfloat.verification.stochastic)")
     for k in ("ftz", "daz"):
         p.add_argument(f"--{k}", action="store_true", help=f"the library's {k}=True")
     p.add_argument("--tininess", choices=TININESS, default=None,

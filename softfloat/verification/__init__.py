@@ -1,7 +1,7 @@
-"""`softfloat.verify`: check any implementation of an operation against the
-library, bit for bit and flag for flag, and diagnose what it does.
+"""`softfloat.verification`: check any implementation of an operation against
+the library, bit for bit and flag for flag, and diagnose what it does.
 
-``sf.verify`` is this module and is callable::
+``sf.verify`` is this package's `verify`::
 
     rep = sf.verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", **policies)
 
@@ -12,7 +12,7 @@ program speaking the SFV1 protocol over stdin/stdout), `results_file` (raw
 binary, ``.npy``/``.npz``, TestFloat lines). The report has ``cases``,
 ``mismatches``, ``classes`` (as ``testfloat ver`` classifies), the first
 mismatches, and ``diagnosis``: the library setting that reproduces the
-implementation on most cases (`softfloat.verify.diagnosis`). docs/verify.md
+implementation on most cases (`softfloat.verification.diagnosis`). docs/verify.md
 describes it all, the protocol included.
 
 Modules: ``ops`` (the operations and the library's answers), ``spaces`` (operand
@@ -20,10 +20,7 @@ spaces), ``impls`` (adapters, SFV1 client), ``engine`` (shards, passes, the
 report), ``diagnosis``, ``cli`` (``python -m softfloat verify``), ``peers`` (the
 table of docs/peers.md).
 """
-import sys as _sys
-import types as _types
-
-from .engine import Report, verify as _verify
+from .engine import Report, verify
 from .impls import (ImplError, ctypes_impl, exec_impl, numpy_impl, results_file,
                     torch_impl)
 from .ops import Op, get_op, op_names
@@ -32,19 +29,7 @@ from .spaces import make_space
 __all__ = ["verify", "Report", "ImplError", "numpy_impl", "torch_impl", "ctypes_impl",
            "exec_impl", "results_file", "op_names", "get_op", "Op", "make_space", "main"]
 
-verify = _verify
-
 
 def main(argv=None) -> int:
     from .cli import main as _main
     return _main(argv)
-
-
-class _CallableModule(_types.ModuleType):
-    """``sf.verify(...)`` calls `softfloat.verify.engine.verify`."""
-
-    def __call__(self, *args, **kwargs):
-        return _verify(*args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -1,5 +1,5 @@
-"""``sf.emulate(device)``: run an unchanged PyTorch program on CPU tensors with
-every aten op computed as ``device`` computes it.
+"""``softfloat.emulation``: ``sf.emulate(device)`` runs an unchanged PyTorch
+program on CPU tensors with every aten op computed as ``device`` computes it.
 
     with sf.emulate("h100") as run:
         loss = model(x).float().pow(2).mean()
@@ -12,21 +12,15 @@ casts to the ``torch_cuda`` platform (elementwise.py), reductions and float32
 opmath ops to stated models (reductions.py); data movement is exact; the rest
 runs natively and is counted (``strict=True`` raises instead). The report
 (report.py) gives per op the calls, the model and the claim level. See
-docs/emulate.md.
+docs/emulate.md. The package imports torch only when `emulate` is called.
 """
 from __future__ import annotations
 
 import contextlib
-import sys as _sys
-import types as _types
 
 from .._extras import require as _require
-
-_require("torch", "sf.emulate")
-
-from .device import EXTRA_DEVICES, EmulatedDevice, canonical_device  # noqa: E402
-from .mode import EmulateMode, EmulationError  # noqa: E402
-from .report import CLAIMS, Report, Row  # noqa: E402
+from .device import EXTRA_DEVICES, EmulatedDevice, EmulationError, canonical_device
+from .report import CLAIMS, Report, Row
 
 __all__ = ["emulate", "Run", "EmulatedDevice", "EmulationError", "Report", "Row", "CLAIMS"]
 
@@ -35,6 +29,7 @@ class Run:
     """One ``sf.emulate`` region: a context manager; `report` at any time."""
 
     def __init__(self, device: EmulatedDevice):
+        from .mode import EmulateMode   # torch, imported here: not by `import softfloat`
         self.device = device
         self.mode = EmulateMode(device)
         self._stack = None
@@ -76,15 +71,6 @@ def emulate(device, *, splitk=None, strict=False, allow_tf32=None) -> Run:
     allow_tf32 : None (read ``torch.backends.cuda.matmul.allow_tf32`` at each
         float32 GEMM) or a bool.
     """
+    _require("torch", "sf.emulate")
     return Run(EmulatedDevice.make(device, splitk=splitk, allow_tf32=allow_tf32,
                                    strict=strict))
-
-
-class _CallableModule(_types.ModuleType):
-    """``softfloat.emulate`` is both this package and the function `emulate`."""
-
-    def __call__(self, *args, **kwargs):
-        return emulate(*args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -11,8 +11,8 @@ either order, and the NaN patterns the implementation delivered), ``overflow``
 SatFinite, SatPropagate), those that the operation takes, and ``via``:
 double rounding through a wider format (``{"format": "fp32", "rounding":
 "nearest_even"}``: the operation rounded into fp32 first, then into the result
-format by ``rounding``; `softfloat.verify.compare.through`), for the formats of
-`softfloat.verify.compare.via_formats`. It is a coordinate search from the requested
+format by ``rounding``; `softfloat.verification.compare.through`), for the formats of
+`softfloat.verification.compare.via_formats`. It is a coordinate search from the requested
 setting: each round tries every single change and takes the one that
 reproduces most cases (result bits first, then bits and flags; a tie keeps
 the current setting, so the simplest explanation wins), until nothing
@@ -21,7 +21,7 @@ improves.
 It is cheap: settings are evaluated on the diagnosis material of the first pass
 only (the mismatching cases, up to a cap, and a random sample of the matching
 ones, each weighted by how many cases it stands for; every case of a space of
-at most `softfloat.verify.engine.KEEP_ALL` cases). When the material was a
+at most `softfloat.verification.engine.KEEP_ALL` cases). When the material was a
 sample, the three best settings are then counted on every case by a second
 pass, and the best of those is the answer.
 

@@ -9,14 +9,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import elementwise as ew
 from . import gemm, reductions
-from .device import EmulatedDevice
+from .device import EmulatedDevice, EmulationError
 from .encode import FORMATS
 from .report import Counter
-
-
-class EmulationError(RuntimeError):
-    """An op that ``sf.emulate(strict=True)`` has no model for, or a tensor it
-    cannot take (a CUDA tensor)."""
 
 
 # ---- the op table: functional name -> handler(args, kwargs, out_dtype) -----

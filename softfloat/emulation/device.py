@@ -10,6 +10,10 @@ from dataclasses import dataclass
 EXTRA_DEVICES = {"h100_pcie": "hopper", "h100_sxm": "hopper", "rtx4060": "ada"}
 
 
+class EmulationError(RuntimeError):
+    """An op that ``sf.emulate(strict=True)`` has no model for, or a tensor it
+    cannot take (a CUDA tensor)."""
+
 
 def _norm(name: str) -> str:
     return name.strip().lower().replace("-", "_").replace(" ", "_")

@@ -9,7 +9,7 @@ and is written to a checksummed shard file that ``resume=True`` reuses
 
 Two passes at most: the first compares with the requested setting and keeps the
 diagnosis material (the mismatching cases, up to a cap, and a random sample of
-the matching ones; every case of a small space); `softfloat.verify.diagnosis`
+the matching ones; every case of a small space); `softfloat.verification.diagnosis`
 searches the policies on that material; when the material was a sample, a second
 pass runs the implementation again and counts the best candidates on every case.
 """
@@ -135,7 +135,7 @@ class Report:
     ``classes`` (mismatches by `softfloat.testfloat.CLASSES` class),
     ``flag_differences`` (``"inexact missing"``: count), ``first_mismatches``
     (case, operands, expected, got, flags, class), ``diagnosis`` (see
-    `softfloat.verify.diagnosis`), ``flags_checked`` (False: the
+    `softfloat.verification.diagnosis`), ``flags_checked`` (False: the
     implementation reports no flags; results only), ``check_nan`` (NaN result
     bits compared; False, the default: any NaN for a NaN, as TestFloat),
     ``nan_differences`` (NaN results whose bits differ from the library's NaN,
@@ -251,15 +251,15 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
     ----------
     impl : callable, adapter, ``"module:function"`` or ``"exec:COMMAND"``
         Takes operand encodings (unsigned arrays, one per operand), returns
-        result encodings or ``(results, flags)``; see `softfloat.verify.impls`.
+        result encodings or ``(results, flags)``; see `softfloat.verification.impls`.
     op : str
-        An operation name (`softfloat.verify.op_names`).
+        An operation name (`softfloat.verification.op_names`).
     fmt : str or Format
         The operand format (the source format of a conversion).
     rounding : str
         The rounding mode the implementation is asked for (and the library's).
     space : "exhaustive", "level1", "level2", int, dict or tuple
-        See `softfloat.verify.spaces`.
+        See `softfloat.verification.spaces`.
     seed : int
         Seed of random spaces (and of TestFloat's random cases).
     shards, jobs, out, resume, backend, scheduler
@@ -276,7 +276,8 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
         Search the policies for the setting that explains the implementation.
     **policies
         The library's policy keywords (``ftz``, ``daz``, ``subnormals``,
-        ``tininess``, ``nan``, ``overflow``): the setting the implementation
+        ``tininess``, ``nan``, ``overflow``, ``saturation``) or ``policy=``, a
+        `softfloat.Policy` (its rounding too): the setting the implementation
         is checked against (also sent to an SFV1 program as key=value words).
     """
     if scheme_of(rounding) is not None or "random_nbits" in policies:
@@ -286,6 +287,10 @@ def verify(impl, op, fmt, rounding="nearest_even", space="exhaustive", *, seed=0
                                  diagnose_fails=diagnose, max_examples=max_examples, **policies)
     t0 = time.perf_counter()
     o = get_op(op, fmt)
+    if policies.get("policy") is not None:
+        if rounding != "nearest_even" and get_rounding(rounding) != policies["policy"].rounding:
+            raise TypeError("give policy= or rounding=, not both (the policy holds the rounding)")
+        rounding = policies["policy"].rounding
     mode = get_rounding(rounding)
     if mode == Rounding.STOCHASTIC:
         raise ValueError("verify checks stochastic rounding given the random bits: pass "

@@ -38,8 +38,9 @@ import numpy as np
 
 from .. import arith as A
 from .. import conversions as C
+from ..context import Context, Policy, localcontext
 from ..formats import Format, get_format
-from ..specialize import is_nan_bits, is_snan_bits
+from ..specialize import NAN_WORDS, is_nan_bits, is_snan_bits
 
 __all__ = ["Op", "get_op", "op_names", "DEFAULTS", "POLICIES", "normalize_policies"]
 
@@ -205,27 +206,31 @@ def get_op(op, fmt) -> Op:
 
 
 def normalize_policies(policies: dict) -> dict:
-    """Policy keywords -> the explicit setting {ftz, daz, tininess, nan, overflow,
-    saturation}
-    (``subnormals=False`` is ftz and daz, as in the library)."""
-    p = dict(policies)
-    out = dict(DEFAULTS)
-    if "subnormals" in p:
-        s = p.pop("subnormals")
-        if not isinstance(s, (bool, np.bool_)):
-            raise TypeError(f"subnormals must be True or False, got {s!r}")
-        if not s:
-            out["ftz"] = out["daz"] = True
-    for k, v in p.items():
-        if k not in DEFAULTS:
-            raise TypeError(f"unknown keyword {k}=; the policies are subnormals, "
-                            + ", ".join(POLICIES))
-        if v is not None:
-            out[k] = v
-    from ..context import check_option
-    for k in POLICIES:
-        check_option(k, out[k])
+    """Policy keywords (or ``policy=``, a `softfloat.Policy`) -> the explicit
+    setting {ftz, daz, tininess, nan, overflow, saturation}. The keywords are
+    parsed by `Policy.resolve` over the library's defaults (not the caller's
+    context), so ``subnormals=False`` is ftz and daz as everywhere in the
+    library; ``nan`` keeps the word it was given (the diagnosis and the JSON
+    report speak in words)."""
+    p = {k: v for k, v in policies.items() if v is not None}
+    bad = [k for k in p if k not in DEFAULTS and k not in ("subnormals", "policy")]
+    if bad:
+        raise TypeError(f"unknown keyword {bad[0]}=; the policies are subnormals, "
+                        + ", ".join(POLICIES) + ", or policy= (a softfloat.Policy)")
+    with localcontext(Context()):
+        pol = Policy.resolve(**p)
+    out = {k: getattr(pol, k) for k in POLICIES}
+    out["nan"] = p.get("nan", DEFAULTS["nan"]) if "policy" not in p else _nan_word(pol.nan)
     return out
+
+
+def _nan_word(rule):
+    """A NanRule as the ``nan=`` word (or int pattern) that gives it, where one does."""
+    if rule.pattern is None and rule.mode in NAN_WORDS:
+        return rule.mode
+    if rule.mode == "canonical" and isinstance(rule.pattern, (int, np.integer)):
+        return int(rule.pattern)
+    return rule
 
 
 # ---------------------------------------------------------------------------
@@ -236,7 +241,7 @@ def _neg(x, f):
 def _tf_options(rounding, pol):
     from ..testfloat.options import Options
     kw = {k: v for k, v in pol.items() if k in ("ftz", "daz", "tininess", "overflow", "nan")}
-    return Options(rounding=rounding, **kw)
+    return Options(policy=Policy(rounding, **kw))
 
 
 def _compute(op: Op, ops, r, pol):
