@@ -57,7 +57,7 @@ def main(quick=False):
     print("\nblock-FMA (tensor-core) models, 256x256x256 fp16 (target: <= 2 ns per "
           "multiply-add on 2 threads, >= 20x the integer kernel), fast kernel vs its slow twin:")
     import softfloat.accumulate.dispatch as _acc
-    from softfloat._kernels import accum as _K
+    from softfloat._kernels import block_fma as _K
     A = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
     B = sf.to_bits(rng.standard_normal((256, 256)), "fp16")
     a32 = sf.from_bits(A, "fp16").astype(np.float32)

@@ -11,7 +11,8 @@ from ._kernels import convert_hw
 from ._kernels import hw
 from ._kernels.codes import NAN_KEEP, OVF_IEEE, P_DAZ, P_FTZ, P_NAN, P_OVF, P_TINB
 from ._kernels import quantize as _qk
-from ._kernels.convert import FAST_SPECS, convert_chunk, fast_chunk, to_float64_chunk
+from ._kernels.convert import (FAST_SPECS, NE_SPECS, convert_chunk, fast_chunk,
+                               to_float64_chunk)
 from ._parallel import MIN_PARALLEL, run_chunks
 from .context import Policy, getcontext, random_key, resolve
 from .flags import Flags
@@ -126,6 +127,16 @@ def _run_convert(src_int: np.ndarray, src_fmt: Format, dst: Format, res, return_
     fast_ok = (res.fast_paths and (dk < 4 or (dst.kind in ("p3109se", "p3109sf") and dM >= 1))
                and sk == 0 and sM > dM and db <= sb
                and pol[P_NAN] != NAN_KEEP)
+    ne = NE_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok and not return_flags else None
+    if ne is not None:
+        # float32/float64 -> fp8/fp6/fp4: nearest-even under the default policies in
+        # one loop with the formats and the mode as constants (-1: another mode or
+        # policy, nothing written: the kernels below)
+        out = np.empty(src.size, dst.dtype)
+        allf = run_chunks(ne, src.size, src, out, pol)
+        if allf >= 0:
+            res.flags_sink().flags |= Flags(int(allf))
+            return out.reshape(shape)
     spec = FAST_SPECS.get((sE, sM, sb, dE, dM, db, dk)) if fast_ok else None
     if spec is not None:
         # a hot pair: its own kernel, native dtypes, formats as constants
@@ -324,7 +335,7 @@ def _quantize_cast(v, od):
     bits where the thread's MXCSR would flush numpy's cast)."""
     if od is np.float64:
         return v
-    from ._kernels.mx import f32_exact
+    from ._kernels.mx_elem import f32_exact
     return f32_exact(v)
 
 

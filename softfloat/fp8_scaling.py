@@ -32,8 +32,9 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import fp8_scaling as K
-from ._kernels.mx import f32_exact, sig_exp
 from ._kernels.hw import flushes
+from ._kernels.mx_elem import f32_exact
+from ._kernels.mx_scale import amax_chunk, sig_exp
 from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_each
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
@@ -151,8 +152,8 @@ def _amax_bits32(flat):
     """The largest float32 magnitude of a C-contiguous float32 vector as its bits
     (above 0x7F800000: a NaN is present; equal: an infinity), one pass."""
     if flat.size < MIN_PARALLEL:
-        return int(K.amax_chunk(0, flat.size, flat))
-    return max(int(r) for _, r in run_chunks_each(K.amax_chunk, flat.size, flat))
+        return int(amax_chunk(0, flat.size, flat))
+    return max(int(r) for _, r in run_chunks_each(amax_chunk, flat.size, flat))
 
 
 _F32 = np.dtype(np.float32)
@@ -179,7 +180,7 @@ def amax(x) -> float:
 
 
 # the element formats of the fast values kernel: (params, element tuple as
-# `_kernels.mx.element` takes it: M, emin, largest magnitude encoding, sign bit
+# `_kernels.mx_elem.element` takes it: M, emin, largest magnitude encoding, sign bit
 # position, is MXINT8, largest value)
 _FAST_ELEMS = {f.params: (f.mbits, 1 - f.bias, f.max_bits, f.ebits + f.mbits, False,
                           float(f.max)) for f in (FP8_E4M3, FP8_E5M2)}

@@ -1,7 +1,7 @@
 """Block-scaled formats: OCP Microscaling (MXFP8, MXFP6, MXFP4, MXINT8) and NVFP4:
 block formats, quantize / dequantize, the NVFP4 per-tensor scale, packed fp4.
 Per-tensor fp8 scaling (Transformer Engine's current and delayed scaling) lives in
-softfloat.fp8_scaling; its four public names are offered here too
+softfloat.fp8_scaling; its public names are offered here too
 (``softfloat.mx.quantize_per_tensor`` ..., the path README, docs, nn and the
 examples use).
 
@@ -83,23 +83,30 @@ import numpy as np
 
 from . import _validate as V
 from ._kernels import mx as K
+from ._kernels import mx_elem as KE
+from ._kernels import mx_fast as KF
+from ._kernels import mx_nvfp4 as KN
+from ._kernels import mx_scale as KS
 from ._kernels.core import K_IEEE
 from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
 from .context import getcontext, kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
+from .mx_blocks import blocks_and_axes, from_moved, scale_shape, tensor_scale_parts, to_3d
 # re-exported on purpose: softfloat.mx.<name> is the documented public path
-from .fp8_scaling import DelayedScaling, dequantize_per_tensor, fp8_scale, quantize_per_tensor
+from .fp8_scaling import (DelayedScaling, amax, dequantize_per_tensor, fp8_scale,
+                          quantize_per_tensor, quantize_per_tensor_values)
 from .rounding import Rounding
 
 __all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",
            "quantize_values", "nvfp4_tensor_scale", "pack_fp4", "unpack_fp4", "SCALE_RULES",
-           "fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling"]
+           "fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling",
+           "amax", "quantize_per_tensor_values"]
 
 SCALE_RULES = ("floor", "ceil", "even", "rceil")
 NVFP4_SCALE_RULES = ("nearest", "up")
-_RULES = {"floor": K.RULE_FLOOR, "ceil": K.RULE_CEIL, "even": K.RULE_EVEN,
-          "rceil": K.RULE_RCEIL, "nearest": K.RULE_NEAREST, "up": K.RULE_UP}
+_RULES = {"floor": KS.RULE_FLOOR, "ceil": KS.RULE_CEIL, "even": KS.RULE_EVEN,
+          "rceil": KS.RULE_RCEIL, "nearest": KS.RULE_NEAREST, "up": KS.RULE_UP}
 
 
 @dataclass(frozen=True)
@@ -192,103 +199,6 @@ def block_format(fmt) -> BlockFormat:
 
 
 # ---------------------------------------------------------------------------
-# argument handling
-# ---------------------------------------------------------------------------
-def _blocks_and_axes(ndim, block, axis, bf):
-    """((br, bc), (axis_r, axis_c) or (None, axis_c)) with normalised axes."""
-    if block is None:
-        block = bf.block
-    if isinstance(block, (tuple, list)):
-        if len(block) != 2:
-            raise ValueError(f"block: expected an int or a pair (rows, cols), got {block!r}")
-        br, bc = block
-        if axis == -1 or axis is None:
-            axis = (-2, -1)
-        if not (isinstance(axis, (tuple, list)) and len(axis) == 2):
-            raise ValueError(f"axis: 2-D blocks need a pair of axes, got {axis!r}")
-        axes = tuple(axis)
-    else:
-        br, bc = 1, block
-        if isinstance(axis, (tuple, list)):
-            raise ValueError(f"axis: 1-D blocks take one axis, got {axis!r}")
-        if axis is None:
-            raise TypeError("axis: 1-D blocks need the blocked axis as an int (a block "
-                            "never spans axes), got None")
-        axes = (None, axis)
-    for v in (br, bc):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"block: sizes must be positive integers, got {block!r}")
-    norm = []
-    for a in axes:
-        if a is None:
-            norm.append(None)
-            continue
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"axis: expected an int, got {a!r}")
-        if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of range for an array of {ndim} dimensions")
-        norm.append(int(a) % ndim)
-    if norm[0] is not None and norm[0] == norm[1]:
-        raise ValueError(f"axis: the two blocked axes must differ, got {axes!r}")
-    return (int(br), int(bc)), tuple(norm)
-
-
-def _to_3d(a, axes):
-    """Move the blocked axes last and view as (B, R, C) (a contiguous copy if needed)."""
-    ar, ac = axes
-    if ar is None:
-        moved = np.moveaxis(a, ac, -1)
-        R, C = 1, moved.shape[-1]
-        lead = moved.shape[:-1]
-        B = int(np.prod(lead)) if lead else 1
-        if moved.ndim == 1:
-            lead = ()
-        return np.ascontiguousarray(moved).reshape(B, R, C), moved.shape
-    moved = np.moveaxis(a, (ar, ac), (-2, -1))
-    R, C = moved.shape[-2], moved.shape[-1]
-    B = int(np.prod(moved.shape[:-2])) if moved.ndim > 2 else 1
-    return np.ascontiguousarray(moved).reshape(B, R, C), moved.shape
-
-
-def _from_moved(arr, moved_shape, axes):
-    arr = arr.reshape(moved_shape)
-    ar, ac = axes
-    if ar is None:
-        return np.moveaxis(arr, -1, ac)
-    return np.moveaxis(arr, (-2, -1), (ar, ac))
-
-
-def _scale_shape(moved_shape, axes, br, bc):
-    s = list(moved_shape)
-    s[-1] = -(-s[-1] // bc)
-    if axes[0] is not None:
-        s[-2] = -(-s[-2] // br)
-    return tuple(s)
-
-
-def _tensor_scale(ts):
-    """An fp32 per-tensor scale as (exp, sig) with sig odd; checks it."""
-    if ts is None:
-        return 0, 1, 1.0
-    if isinstance(ts, (bool, np.bool_)) or not isinstance(ts, (float, np.floating, int, np.integer)):
-        if isinstance(ts, np.ndarray) and ts.ndim == 0 and ts.dtype.kind == "f":
-            ts = ts[()]
-        else:
-            raise TypeError(f"tensor_scale: expected a positive float (an fp32 value), got {ts!r}")
-    t = float(ts)
-    if not (math.isfinite(t) and t > 0) or float(np.float32(t)) != t:
-        raise ValueError(f"tensor_scale: expected a positive finite float32 value, got {ts!r} "
-                         f"(round it with np.float32 first)")
-    m, e = math.frexp(t)
-    sig = int(m * (1 << 24))
-    e = e - 24
-    while sig % 2 == 0:
-        sig //= 2
-        e += 1
-    return e, sig, t
-
-
-# ---------------------------------------------------------------------------
 # quantize / dequantize
 # ---------------------------------------------------------------------------
 def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
@@ -299,7 +209,7 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
         raise ValueError("x: expected an array of at least one dimension")
     if a.dtype == np.float16:
         a = a.astype(np.float32)          # exact: float16 values are float32 values
-    (br, bc), axes = _blocks_and_axes(a.ndim, block, axis, bf)
+    (br, bc), axes = blocks_and_axes(a.ndim, block, axis, bf)
     nv = bf.is_nvfp4
     if scale_rule is None:
         scale_rule = "nearest" if nv else "floor"
@@ -312,14 +222,14 @@ def _prepare(x, fmt, axis, block, scale_rule, rounding, seed, tensor_scale):
                          f"{scale_rule!r}{hint}")
     if tensor_scale is not None and not nv:
         raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
-    ts_exp, ts_sig, _ = _tensor_scale(tensor_scale)
+    ts_exp, ts_sig, _ = tensor_scale_parts(tensor_scale)
     res = resolve(rounding, overflow="saturate", seed=seed)
     sr = res.rounding == Rounding.STOCHASTIC
     key = random_key(res.seed) if sr else 0
     maxe_exp, maxe_sig = _static(bf)[0]
     s_up = int(scale_rule == "up")
     # the fast kernels: float32 input, 1-D blocks, no flush to zero, exact NVFP4
-    # quotients unless stochastic (softfloat._kernels.mx, "Fast paths")
+    # quotients unless stochastic (softfloat._kernels.mx_elem, "Fast paths")
     fast = (a.dtype == np.float32 and axes[0] is None and res.fast_paths and not res.ftz
             and not (nv and sr) and a.size > 0)
     sc = (1 if nv else 0, _RULES[scale_rule], bf.emax_elem, bf.elem_precision, maxe_exp,
@@ -341,7 +251,7 @@ def _general(p):
         elem = K.ELEM_FLOAT
     spol = kernel_policy(resolve("upward" if p.s_up else "nearest_even", overflow="saturate"),
                          FP8_E4M3)
-    a3, moved_shape = _to_3d(a, axes)
+    a3, moved_shape = to_3d(a, axes)
     B, R, C = a3.shape
     nblocks = B * (-(-R // br)) * (-(-C // bc))
     hE, hM, hb, _ = V.HOST_FORMATS[a.dtype].params
@@ -351,13 +261,13 @@ def _general(p):
     if a3.size:
         run_chunks(K.quantize_chunk, nblocks, xb, B, R, C, br, bc, (hE, hM, hb),
                    a.dtype == np.float32, codes, scales, elem, fmt, pol, p.key, p.sc, spol)
-    codes = _from_moved(codes, moved_shape, axes)
-    scales = _from_moved(scales, _scale_shape(moved_shape, axes, br, bc), axes)
+    codes = from_moved(codes, moved_shape, axes)
+    scales = from_moved(scales, scale_shape(moved_shape, axes, br, bc), axes)
     return np.ascontiguousarray(codes), np.ascontiguousarray(scales)
 
 
 def elem_params(bf):
-    """The element format as the fast kernels take it (`_kernels.mx.element`): (M,
+    """The element format as the fast kernels take it (`_kernels.mx_elem.element`): (M,
     emin, largest magnitude encoding, sign bit position, is MXINT8, largest value);
     MXINT8 is the "format" of multiples of 2**-6 below 2: M = 6, emin = 0, largest
     magnitude 127, sign bit 8."""
@@ -368,7 +278,7 @@ def elem_params(bf):
 
 
 _STATIC: dict = {}
-# the modes of NVFP4's threshold kernel (the numbers of `_kernels.mx.nv_fast_chunk`)
+# the modes of NVFP4's threshold kernel (the numbers of `_kernels.mx_nvfp4.nv_fast_chunk`)
 _NV_THR = {int(Rounding.NEAREST_EVEN): 0, int(Rounding.NEAREST_AWAY): 1,
            int(Rounding.TOWARD_ZERO): 2}
 # the output a fast kernel call does not write (never read or written there)
@@ -377,16 +287,16 @@ _DUMMY_F32 = np.empty(1, np.float32)
 
 
 def _static(bf):
-    """(`_kernels.mx.sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
+    """(`_kernels.mx_scale.sig_exp` of max_elem, `elem_params`) of a block format, computed once."""
     r = _STATIC.get(bf.key)
     if r is None:
-        r = _STATIC[bf.key] = (K.sig_exp(bf.max_elem), elem_params(bf))
+        r = _STATIC[bf.key] = (KS.sig_exp(bf.max_elem), elem_params(bf))
     return r
 
 
 def _nv_thr_mode(p):
     """NVFP4's threshold kernel's mode number (0 nearest_even, 1 nearest_away, 2
-    toward_zero, as `_kernels.mx.nv_fast_chunk`), or -1 where the fast path takes the
+    toward_zero, as `_kernels.mx_nvfp4.nv_fast_chunk`), or -1 where the fast path takes the
     division kernel (other modes, other element formats)."""
     if not p.nv or _static(p.bf)[1][:3] != (1, 0, 7):
         return -1
@@ -408,7 +318,7 @@ def _fast(p, want_vals):
     nvm = _nv_thr_mode(p)
     if nvm >= 0:
         # NVFP4 in nearest_even, nearest_away, toward_zero: by thresholds, no division
-        # (softfloat._kernels.mx, "NVFP4 elements by thresholds")
+        # (softfloat._kernels.mx_nvfp4, "NVFP4 elements by thresholds")
         r = _nv_fast(a.reshape(B, L, T), bl, want_vals, nvm, p)
         if r is None:
             return None
@@ -418,7 +328,7 @@ def _fast(p, want_vals):
     codes = _DUMMY_U8 if want_vals else np.empty(n, np.uint8)
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
-    kern = K.quantize_fast_rows_chunk if T == 1 else K.quantize_fast_chunk
+    kern = KF.quantize_fast_rows_chunk if T == 1 else KF.quantize_fast_chunk
     args = (flat, B, L, T, bl, codes, vals, scales, want_vals, ef, int(p.res.rounding), p.sr,
             p.res.sr_bits, p.key, p.sc)
     if n < MIN_PARALLEL:
@@ -432,7 +342,7 @@ def _fast(p, want_vals):
 
 
 def _nv_fast(x3, bl, want_vals, nvm, p):
-    """`_kernels.mx.nv_fast_chunk` on C-contiguous float32 x3 (B, L, T), blocks of bl
+    """`_kernels.mx_nvfp4.nv_fast_chunk` on C-contiguous float32 x3 (B, L, T), blocks of bl
     along axis 1: (values or codes (B, L, T), scale codes (B, ceil(L / bl), T)) as
     C-contiguous arrays, or None when MXCSR flushes subnormals. Shapes the kernel runs
     slowly go through a transposed copy (the results are the same element for element:
@@ -464,9 +374,9 @@ def _nv_fast(x3, bl, want_vals, nvm, p):
     scales = np.empty(B * nL * T, np.uint8)
     args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.sc)
     if n < MIN_PARALLEL:
-        r = int(K.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
+        r = int(KN.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
     else:
-        r = run_chunks_weighted(K.nv_fast_chunk, B * nL, bl * T, *args)
+        r = run_chunks_weighted(KN.nv_fast_chunk, B * nL, bl * T, *args)
     if r < 0:
         return None
     out = vals if want_vals else codes
@@ -543,7 +453,7 @@ def quantize_values(x, fmt, *, axis=-1, block=None, scale_rule=None, rounding="n
         codes = codes.view(np.int8)
     # by the bits, not numpy's cast: under FTZ in the caller's MXCSR the cast would
     # flush float32 subnormal values
-    return K.f32_exact(dequantize(codes, scales, p.bf, axis=axis, block=block))
+    return KE.f32_exact(dequantize(codes, scales, p.bf, axis=axis, block=block))
 
 
 _LUTS: dict = {}
@@ -586,14 +496,14 @@ def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
     nv = bf.is_nvfp4
     if tensor_scale is not None and not nv:
         raise ValueError(f"tensor_scale is for nvfp4 only (got it with {bf.name})")
-    _, _, ts = _tensor_scale(tensor_scale)
-    (br, bc), axes = _blocks_and_axes(c.ndim, block, axis, bf)
-    c3, moved_shape = _to_3d(c.view(np.uint8), axes)
-    sshape = _scale_shape(moved_shape, axes, br, bc)
+    _, _, ts = tensor_scale_parts(tensor_scale)
+    (br, bc), axes = blocks_and_axes(c.ndim, block, axis, bf)
+    c3, moved_shape = to_3d(c.view(np.uint8), axes)
+    sshape = scale_shape(moved_shape, axes, br, bc)
     s_moved = np.moveaxis(s, axes[1], -1) if axes[0] is None else \
         np.moveaxis(s, axes, (-2, -1))
     if s_moved.shape != sshape:
-        raise ValueError(f"scales: expected shape {_from_moved(np.empty(sshape), sshape, axes).shape}"
+        raise ValueError(f"scales: expected shape {from_moved(np.empty(sshape), sshape, axes).shape}"
                          f" for codes of shape {c.shape} with block {(br, bc) if axes[0] is not None else bc}"
                          f", got {s.shape}")
     B, R, C = c3.shape
@@ -605,7 +515,7 @@ def dequantize(codes, scales, fmt, *, axis=-1, block=None, tensor_scale=None):
     if c3.size:
         run_chunks(K.dequantize_chunk, nblocks, c3.reshape(-1),
                    np.ascontiguousarray(s_moved).reshape(-1), B, R, C, br, bc, lut, svals, out)
-    return np.ascontiguousarray(_from_moved(out, moved_shape, axes))
+    return np.ascontiguousarray(from_moved(out, moved_shape, axes))
 
 
 def nvfp4_tensor_scale(x) -> float:
@@ -622,7 +532,7 @@ def nvfp4_tensor_scale(x) -> float:
     if a.dtype == np.float32 and a.size:
         # one vectorised pass over the bits (float32 magnitudes order like their bits)
         a = np.ascontiguousarray(a).reshape(-1)
-        amax = float(np.uint32(K.amax_chunk(0, a.size, a)).view(np.float32))
+        amax = float(np.uint32(KS.amax_chunk(0, a.size, a)).view(np.float32))
     else:
         amax = float(np.max(np.abs(a))) if a.size else 0.0
     if not math.isfinite(amax):
@@ -663,7 +573,7 @@ def nvfp4_values_nearest(x, axis, tensor_scale=None):
     # the kernel's scale arguments for this ts, checked and cached (plain floats only)
     st = _NV_STATIC.get(ts) if type(ts) is float else None
     if st is None:
-        ts_exp, ts_sig, _ = _tensor_scale(ts)    # checks ts
+        ts_exp, ts_sig, _ = tensor_scale_parts(ts)    # checks ts
         bf = BLOCK_FORMATS["nvfp4"]
         maxe_exp, maxe_sig = _static(bf)[0]
         # as `_prepare` makes it for the nearest scale rule

@@ -173,7 +173,7 @@ def all_ones_nan_bits(fmt: Format) -> int:
     """The NaN with every bit set but the sign (0x7FFF fp16, 0x7FFFFFFF fp32,
     0x7FFFFFFFFFFFFFFF fp64): the one NaN the GPU matrix units write (MMA-Sim's
     canonical NaN; `softfloat.mma` makes every NaN result this pattern, and the
-    fdpa kernels' `special_bits` builds the same one from the field widths)."""
+    kernels ask `_kernels.specialize.all_ones_nan` for the same one)."""
     f = get_format(fmt) if not isinstance(fmt, Format) else fmt
     if f.kind != "ieee":
         raise ValueError(f"all_ones_nan_bits is for IEEE formats, not {f.name}")

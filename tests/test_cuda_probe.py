@@ -18,7 +18,9 @@ import softfloat as sf
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 torch = pytest.importorskip("torch")
+from validation import cuda_emulate as CE  # noqa: E402
 from validation import cuda_probe as CP  # noqa: E402
+from validation import cuda_units as CU  # noqa: E402
 
 
 def test_no_gpu_exits_2_with_one_line(tmp_path):
@@ -37,19 +39,19 @@ def test_no_gpu_exits_2_with_one_line(tmp_path):
 
 
 def test_arch_of_compute_capability():
-    assert CP.arch_of((9, 0)) == "hopper" and CP.arch_of((8, 9)) == "ada"
-    assert CP.arch_of((10, 0)) == "blackwell" and CP.arch_of((7, 0)) == "volta"
-    assert CP.arch_of((3, 5)) is None
+    assert CU.arch_of((9, 0)) == "hopper" and CU.arch_of((8, 9)) == "ada"
+    assert CU.arch_of((10, 0)) == "blackwell" and CU.arch_of((7, 0)) == "volta"
+    assert CU.arch_of((3, 5)) is None
 
 
 def _small_cases(arch):
-    return CP.unit_cases(arch, ks=(32, 96), m=4, n=4, seed=1)
+    return CU.unit_cases(arch, ks=(32, 96), m=4, n=4, seed=1)
 
 
 def test_cases_cover_the_plan():
     cases = _small_cases("hopper")
     kinds = {c["kind"] for c in cases}
-    assert kinds == set(CP.KINDS)
+    assert kinds == set(CU.KINDS)
     combos = {(c["op"], c["fmt"], c["out"], c.get("fast_accum")) for c in cases}
     assert ("scaled_mm", "fp8_e4m3", "fp32", True) in combos
     assert ("scaled_mm", "fp8_e4m3", "fp32", False) in combos
@@ -86,11 +88,11 @@ def test_check_counts_an_ieee_device_against_the_models(tmp_path):
     chain does not on some (normal inputs at k = 96: truncation shows)."""
     cases = [c for c in _small_cases("hopper") if c["op"] == "mm" and c["fmt"] == "fp16"
              and c["out"] == "fp16" and c["kind"] in ("normal", "wide")]
-    recs = CP.check_units(_ieee_fp32_device, "hopper", cases)
+    recs = CU.check_units(_ieee_fp32_device, "hopper", cases)
     assert all(r["mismatches"]["fp32_sequential"] == 0 for r in recs)
     assert all(r["outputs"] == 16 for r in recs)
     meta = {"device_name": "fake", "torch": "x", "date": "d", "arch": "hopper"}
-    CP.write_units_report(recs, meta, str(tmp_path))
+    CU.write_units_report(recs, meta, str(tmp_path))
     rep = json.loads((tmp_path / "units.json").read_text())
     assert len(rep["cases"]) == len(recs)
     md = (tmp_path / "units.md").read_text()
@@ -107,7 +109,7 @@ def test_check_locates_altered_outputs(tmp_path):
     assert len(cases) == 2
 
     def device(c):
-        out = np.array(CP.unit_candidates(arch, c)["chain"], copy=True)
+        out = np.array(CU.unit_candidates(arch, c)["chain"], copy=True)
         if c["kind"] == "normal":
             out[1, 2] ^= 1
             out[3, 0] ^= 0x100
@@ -117,14 +119,14 @@ def test_check_locates_altered_outputs(tmp_path):
             i, j = np.argwhere(nan)[0]
             out[i, j] = 0x7FC00000
         return out
-    recs = CP.check_units(device, arch, cases)
+    recs = CU.check_units(device, arch, cases)
     normal, special = recs
     assert normal["mismatches"]["chain"] == 2
     assert [e[:2] for e in normal["examples"]["chain"]] == [[1, 2], [3, 0]]
     assert special["mismatches"]["chain"] == 0
     assert special["nan_payload_differences"]["chain"] == 1
     assert set(normal["mismatches"]) == {"chain", "promote32", "promote64"}   # 128 >= k: the chain
-    CP.write_units_report(recs, {"arch": arch}, str(tmp_path))
+    CU.write_units_report(recs, {"arch": arch}, str(tmp_path))
     assert "First mismatches" in (tmp_path / "units.md").read_text()
 
 
@@ -133,7 +135,7 @@ def test_device_errors_are_recorded():
 
     def broken(c):
         raise RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED")
-    rec = CP.check_units(broken, "ampere", cases)[0]
+    rec = CU.check_units(broken, "ampere", cases)[0]
     assert "CUBLAS_STATUS_NOT_SUPPORTED" in rec["error"] and "mismatches" not in rec
 
 
@@ -144,32 +146,32 @@ def _tiny_programs():
     """Two small programs: a bf16 product rounded once, and a cast into e4m3 with
     a NaN and values beyond the range."""
     def scaled(T, dev, rng):
-        x = CP._t(T, CP._emu_values(rng, (8, 16)), dev, T.bfloat16)
+        x = CE._t(T, CE._emu_values(rng, (8, 16)), dev, T.bfloat16)
         return {"mul": x * 0.1, "sum": x.float().sum(0)}
 
     def cast(T, dev, rng):
-        x = CP._t(T, CP._emu_values(rng, (64,), "special") * 100, dev)
+        x = CE._t(T, CE._emu_values(rng, (64,), "special") * 100, dev)
         return {"e4m3": x.to(T.float8_e4m3fn)}
     return {"scaled": scaled, "cast": cast}
 
 
 def test_emulate_device_of_a_gpu():
-    assert CP.emulate_device_of("NVIDIA H100 PCIe", (9, 0)) == "h100_pcie"
-    assert CP.emulate_device_of("NVIDIA H100 80GB HBM3", (9, 0)) == "h100_sxm"
-    assert CP.emulate_device_of("NVIDIA GeForce RTX 4060", (8, 9)) == "rtx4060"
-    assert CP.emulate_device_of("NVIDIA A100-SXM4-40GB", (8, 0)) == "a100"
-    assert CP.emulate_device_of("Some Future GPU", (10, 0)) == "blackwell"
-    assert CP.emulate_device_of("Some Old GPU", (3, 5)) is None
+    assert CE.emulate_device_of("NVIDIA H100 PCIe", (9, 0)) == "h100_pcie"
+    assert CE.emulate_device_of("NVIDIA H100 80GB HBM3", (9, 0)) == "h100_sxm"
+    assert CE.emulate_device_of("NVIDIA GeForce RTX 4060", (8, 9)) == "rtx4060"
+    assert CE.emulate_device_of("NVIDIA A100-SXM4-40GB", (8, 0)) == "a100"
+    assert CE.emulate_device_of("Some Future GPU", (10, 0)) == "blackwell"
+    assert CE.emulate_device_of("Some Old GPU", (3, 5)) is None
     for name in ("h100_pcie", "h100_sxm", "rtx4060", "a100", "h200", "l40s", "b200", "t4"):
         sf.emulate(name)                       # every name it gives is a device of the mode
 
 
 def test_emulate_programs_per_architecture():
-    full = CP.emulate_programs("hopper")
+    full = CE.emulate_programs("hopper")
     assert {"gemm_float32", "gemm_tf32", "gemm_float16", "gemm_bfloat16", "scaled_mm_fp8",
             "elementwise_half", "cast_fp8", "mlp_bf16_forward_backward", "softmax"} == set(full)
-    assert "scaled_mm_fp8" not in CP.emulate_programs("ampere")
-    assert "gemm_bfloat16" not in CP.emulate_programs("volta")
+    assert "scaled_mm_fp8" not in CE.emulate_programs("ampere")
+    assert "gemm_bfloat16" not in CE.emulate_programs("volta")
     # one program on CPU: same inputs from the same seed, outputs of the stated dtypes
     out1 = full["cast_fp8"](torch, "cpu", np.random.default_rng(5))
     out2 = full["cast_fp8"](torch, "cpu", np.random.default_rng(5))
@@ -183,13 +185,13 @@ def test_emulate_programs_per_architecture():
 def test_emulate_check_a_device_that_is_the_model(tmp_path):
     """A fake device computing exactly what the mode computes: 0 mismatches,
     status 0, the report files with the claim levels."""
-    emu = CP.emulated_fn(torch, "h100")
-    recs = CP.check_emulate(emu, emu, _tiny_programs())
+    emu = CE.emulated_fn(torch, "h100")
+    recs = CE.check_emulate(emu, emu, _tiny_programs())
     assert [r["program"] for r in recs] == ["scaled", "cast"]
-    assert all(r["mismatches"] == 0 for r in recs) and CP.emulate_status(recs) == 0
+    assert all(r["mismatches"] == 0 for r in recs) and CE.emulate_status(recs) == 0
     assert recs[0]["outputs"]["mul"]["outputs"] == 128
     assert recs[1]["report"]["totals"]["modelled"] + recs[1]["report"]["totals"]["proof"] >= 1
-    CP.write_emulate_report(recs, {"device_name": "fake", "emulated": "h100"}, str(tmp_path))
+    CE.write_emulate_report(recs, {"device_name": "fake", "emulated": "h100"}, str(tmp_path))
     rep = json.loads((tmp_path / "emulate.json").read_text())
     assert rep["status"] == 0 and len(rep["programs"]) == 2
     md = (tmp_path / "emulate.md").read_text()
@@ -201,7 +203,7 @@ def test_emulate_check_locates_altered_outputs(tmp_path):
     and a NaN with another payload in another: exactly those two mismatches, at
     those indices with both encodings; the NaN counted as a payload difference,
     not a mismatch; status 1."""
-    emu = CP.emulated_fn(torch, "h100")
+    emu = CE.emulated_fn(torch, "h100")
 
     def device(prog, seed):
         out, _ = emu(prog, seed)
@@ -216,7 +218,7 @@ def test_emulate_check_locates_altered_outputs(tmp_path):
             assert nan.any()
             u[nan.nonzero()[0]] ^= 0x80            # -NaN for +NaN: another NaN
         return out, None
-    recs = CP.check_emulate(device, emu, _tiny_programs())
+    recs = CE.check_emulate(device, emu, _tiny_programs())
     mul = recs[0]["outputs"]["mul"]
     assert mul["mismatches"] == 2 and [e[0] for e in mul["examples"]] == [3, 77]
     exp_bits = emu(_tiny_programs()["scaled"], 0)[0]["mul"].view(torch.int16).reshape(-1)
@@ -224,13 +226,13 @@ def test_emulate_check_locates_altered_outputs(tmp_path):
     assert recs[0]["outputs"]["sum"]["mismatches"] == 0
     cast = recs[1]["outputs"]["e4m3"]
     assert cast["mismatches"] == 0 and cast["nan_payload_differences"] == 1
-    assert CP.emulate_status(recs) == 1
-    CP.write_emulate_report(recs, {"device_name": "fake"}, str(tmp_path))
+    assert CE.emulate_status(recs) == 1
+    CE.write_emulate_report(recs, {"device_name": "fake"}, str(tmp_path))
     assert json.loads((tmp_path / "emulate.json").read_text())["status"] == 1
 
 
 def test_emulate_check_records_errors():
-    emu = CP.emulated_fn(torch, "h100")
+    emu = CE.emulated_fn(torch, "h100")
 
     def refuses(prog, seed):
         raise RuntimeError("CUBLAS_STATUS_NOT_SUPPORTED")
@@ -238,13 +240,13 @@ def test_emulate_check_records_errors():
     def wrong_dtype(prog, seed):
         out, _ = emu(prog, seed)
         return {k: v.float() for k, v in out.items()}, None
-    recs = CP.check_emulate(refuses, emu, _tiny_programs())
+    recs = CE.check_emulate(refuses, emu, _tiny_programs())
     assert all("CUBLAS_STATUS_NOT_SUPPORTED" in r["error"] for r in recs)
-    assert CP.emulate_status(recs) == 0           # a refused program is no mismatch
-    recs = CP.check_emulate(emu, refuses, _tiny_programs())
-    assert CP.emulate_status(recs) == 1 and recs[0]["error"].startswith("emulate")
-    recs = CP.check_emulate(wrong_dtype, emu, _tiny_programs())
-    assert "error" in recs[0]["outputs"]["mul"] and CP.emulate_status(recs) == 1
+    assert CE.emulate_status(recs) == 0           # a refused program is no mismatch
+    recs = CE.check_emulate(emu, refuses, _tiny_programs())
+    assert CE.emulate_status(recs) == 1 and recs[0]["error"].startswith("emulate")
+    recs = CE.check_emulate(wrong_dtype, emu, _tiny_programs())
+    assert "error" in recs[0]["outputs"]["mul"] and CE.emulate_status(recs) == 1
 
 
 def test_emulate_needs_cuda(tmp_path):
@@ -257,7 +259,7 @@ def test_emulate_needs_cuda(tmp_path):
 def test_every_emulate_program_runs_under_the_mode(tmp_path):
     """Every program under sf.emulate("h100") on CPU tensors, twice: the mode
     runs them all and is deterministic."""
-    emu = CP.emulated_fn(torch, "h100")
-    recs = CP.check_emulate(emu, emu, CP.emulate_programs("hopper"))
+    emu = CE.emulated_fn(torch, "h100")
+    recs = CE.check_emulate(emu, emu, CE.emulate_programs("hopper"))
     assert all("error" not in r for r in recs), [r.get("error") for r in recs]
-    assert CP.emulate_status(recs) == 0
+    assert CE.emulate_status(recs) == 0

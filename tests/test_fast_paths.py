@@ -713,3 +713,45 @@ def test_matmul_nan_addend_keeps_its_nan():
             r3 = sf.matmul(A, B, "fp16", acc="fp32", c=c)
         assert np.array_equal(r1, r2) and np.array_equal(r1, r3), (hex(cbits), r1, r2)
         assert int(r1[0, 0]) == cbits | 0x00400000
+
+
+# ---------------------------------------------------------------------------
+# float32 / float64 -> fp8, fp6, fp4: kernels with the formats and nearest-even as constants
+# (softfloat._kernels.convert._ne_chunk) against the general kernel
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
+def test_to_bits_small_formats_fast_equals_general(fmt):
+    """Every float32 top-16-bit prefix with the dropped bits at 0, 1, half - 1,
+    half, half + 1 and all ones holds every value of the format, midpoint and
+    their neighbours, in every binade (the rounding bit of an 8-bit or smaller
+    target lies in the top 16 bits, subnormal targets included); float64 nudged
+    off each one.
+    Every mode, then every policy in nearest-even."""
+    from softfloat._kernels import convert
+    from softfloat.formats import get_format
+    x = _f32_around_bf16_grid()
+    F = get_format(fmt)
+    for src in (x, _f64_from(x[::3])):
+        key = {4: (8, 23, 127), 8: (11, 52, 1023)}[src.itemsize] + F.params
+        assert key in convert.NE_SPECS          # the path under test is the specialised one
+        for mode in MODES:
+            assert_fast_equals_general(sf.to_bits, (src, fmt, mode), f"{src.dtype}->{fmt} {mode}")
+        for pol in POLICIES[1:]:
+            assert_fast_equals_general(sf.to_bits, (src[::5], fmt), f"{src.dtype}->{fmt} {pol}",
+                                       **pol)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"])
+def test_f32_to_small_formats_all_inputs_fast_equals_general(fmt, blocks=range(1 << 8)):
+    """All 2^32 float32 inputs in nearest-even (in blocks of 2^24): the
+    default call's bits and sticky flags against the general kernel's."""
+    n = 1 << 24
+    for k in blocks:
+        x = np.arange(k * n, (k + 1) * n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        with sf.localcontext(fast_paths=False) as c0:
+            want = sf.to_bits(x, fmt)
+        with sf.localcontext() as c1:
+            got = sf.to_bits(x, fmt)
+        assert np.array_equal(got, want), (fmt, k, np.flatnonzero(got != want)[:4])
+        assert int(c1.flags) == int(c0.flags), (fmt, k)

@@ -166,7 +166,7 @@ def test_table_decoding_matches_the_direct_decoder():
     """`decode` / `decode_values` read through per-format tables (binary32
     through `decode_ieee_chunk`); the same encodings through the general
     decoding kernels, element by element: zeros, subnormals, infinities, NaNs."""
-    from softfloat._kernels import mma as KM
+    from softfloat._kernels import mma_decode as KM
     rng = np.random.default_rng(8)
     for name in ("fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e5m2fnuz", "fp6_e3m2", "fp4_e2m1",
                  "e8m0", "fp32"):
@@ -188,6 +188,60 @@ def test_table_decoding_matches_the_direct_decoder():
         KM.decode_values_chunk(0, x.size, x.reshape(-1), *want, E, Mb, bias, kind, KM.POW2)
         for got, w in zip(D.decode_values(x, fmt), want):
             np.testing.assert_array_equal(got, w.astype(got.dtype))
+
+
+def test_output_rounding_matches_round_pack():
+    """The matrix units' own output rounding (`mma_round.round_out`, and the fast
+    kernels' `mma_fast.round_block`) gives the results of the core's `round_pack`
+    on the same inputs (benchmarks/bench_mma_round.py, which also times both:
+    round_pack, with its policy tuple and flags, is several times slower, hence
+    the rounding allow-list entries): every (S, q) with |S| < 2**10 over the
+    whole exponent range and random S of 1 to 62 bits, in each of MMA-Sim's
+    output roundings."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
+    import bench_mma_round as B
+    rng = np.random.default_rng(12)
+    for name, rne, p, E, Mo in B.ROUNDINGS:
+        pol = B.POL_RNE if rne else B.POL_RZ
+        emin = 2 - (1 << (E - 1))
+        S, q = B.exhaustive(p, E)
+        keep = np.abs(S) < (1 << 10)
+        for S, q in ((S[keep], q[keep]), B.inputs(rng, 100_000, p, E)):
+            o1 = np.empty(S.size, np.int64)
+            o2 = np.empty(S.size, np.int64)
+            B.loop_round_out(S, q, rne, p, emin, E, Mo, o1)
+            B.loop_round_pack(S, q, rne, p, emin, E, Mo, o2, pol)
+            assert np.array_equal(o1, o2), name
+        n, F = 64 * 1000, 25
+        S, q = B.inputs(rng, n, p, E)
+        S = np.where(np.abs(S) < (1 << 53), S, S >> 10).astype(np.float64)   # below 2**53
+        c, cx, out = np.zeros(n), np.zeros(n, np.int64), np.empty(n)
+        mxi = q + F
+        B.loop_round_block(S, mxi, c, cx, F, rne, p, emin, B.POW2[B.P2_OFF + (1 << (E - 1))],
+                           B.POW2[B.P2_OFF + p], -200)
+        B.loop_block_round_pack(S, mxi, F, rne, p, emin, E, Mo, out, pol)
+        assert np.array_equal(c, out), name
+
+
+def test_special_results_take_the_specializations_nan():
+    """`mma_round.special_bits`: a NaN result (a NaN term, or both infinities) is
+    the NaN specialization's all-ones NaN (`specialize.all_ones_nan_bits`, MMA-Sim's
+    canonical NaN), an infinite one the output format's infinity of its sign."""
+    from numba import njit
+    from softfloat._kernels.mma_round import special_bits
+    from softfloat.specialize import all_ones_nan_bits
+
+    @njit
+    def sb(nan, pinf, ninf, E, Mo):
+        return special_bits(nan, pinf, ninf, E, Mo)
+
+    for name, E, Mo in (("fp16", 5, 10), ("fp32", 8, 23)):
+        nan = all_ones_nan_bits(name)
+        assert sb(True, False, False, E, Mo) == nan
+        assert sb(True, True, False, E, Mo) == nan
+        assert sb(False, True, True, E, Mo) == nan
+        assert sb(False, True, False, E, Mo) == int(sf.to_bits(np.inf, name))
+        assert sb(False, False, True, E, Mo) == int(sf.to_bits(-np.inf, name))
 
 
 def _finite_bits(fmt, shape, rng):
@@ -246,7 +300,7 @@ def test_ampere_fp16_output_keeps_an_overflowing_block():
                       return_flags=True)
     assert float(sf.from_bits(r, "fp16")[0, 0]) == -np.inf and fl[0, 0] & 4
     # the paper-based BlockFMA kernels (fast and slow) no longer drop it either
-    from softfloat._kernels import accum as K
+    from softfloat._kernels import block_fma as K
     import softfloat.accumulate.dispatch as acc_mod
     bf = sf.block_fma_preset("a100", "fp16", "fp16")
     for kern in (K.block_fma, K.block_fma_slow):

@@ -1,5 +1,5 @@
 """softfloat.mma's fast AMD and FMA-chain kernels (softfloat/_kernels/mma_amd.py)
-against their slow twins (the reference kernels of softfloat/_kernels/mma.py;
+against their slow twins (the reference kernels of softfloat/_kernels/mma_chains.py;
 MPFR for fp64) and the Fraction reference (tests/mma_reference.py), and the
 flags of ``mma(..., return_flags=True)`` against exact rationals."""
 import contextlib

@@ -1,4 +1,4 @@
-"""softfloat.mx's fast kernels (float32 input, 1-D blocks: `_kernels.mx.quantize_fast_chunk`
+"""softfloat.mx's fast kernels (float32 input, 1-D blocks: `_kernels.mx_fast.quantize_fast_chunk`
 / `quantize_fast_rows_chunk`, and `quantize_values`) against the general kernel
 (`quantize_chunk`, run with ``fast_paths=False``), code for code, scale for scale and
 value for value (bits, signed zeros included).

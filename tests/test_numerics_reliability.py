@@ -177,7 +177,7 @@ def test_flush_to_zero_in_the_caller_changes_no_result():
     want = {k: f() for k, f in fns.items()}
     torch.set_flush_denormal(True)
     try:
-        from softfloat._kernels.mx import caller_flushes
+        from softfloat._kernels.mx_elem import caller_flushes
         if not caller_flushes():
             pytest.skip("this host does not flush (no MXCSR)")
         got = {k: f() for k, f in fns.items()}
@@ -457,7 +457,7 @@ def test_blas_order_under_flush_to_zero_takes_the_integer_path():
     wantv = sf.matmul_values(a, b, "bf16", acc="fp32", order="sequential")
     torch.set_flush_denormal(True)
     try:
-        from softfloat._kernels.mx import caller_flushes
+        from softfloat._kernels.mx_elem import caller_flushes
         if not caller_flushes():
             pytest.skip("this host does not flush (no MXCSR)")
         got = sf.matmul(ab, bb, "bf16", acc="fp32", order="blas")

@@ -1,4 +1,4 @@
-"""NVFP4's threshold kernel (`softfloat._kernels.mx.nv_fast_chunk`: e2m1 elements in
+"""NVFP4's threshold kernel (`softfloat._kernels.mx_nvfp4.nv_fast_chunk`: e2m1 elements in
 nearest_even, nearest_away and toward_zero decided by exact float32 comparisons with
 the rounding boundaries m * s * ts, no division) against the general kernel
 (`quantize_chunk`: the exact integer quotient rounded by round_pack, run with

@@ -13,8 +13,10 @@ integer constant that is a NaN pattern of fp16, bf16, fp32 or fp64 (0x7E00,
 ``.default_nan_bits`` (the encoding used as a result), or a NaN built from the
 field widths: an OR of an all-ones exponent field (``((1 << E) - 1) << M``, or a
 name such as ``mask_exp`` / ``exp_mask``) with a quiet bit (``1 << (M - 1)``, or a
-name with ``quiet`` in it). (Infinities, ``sign | ((1 << E) - 1) << M``, and the
-masks themselves are no NaN and are not reported.)"""
+name with ``quiet`` in it), or the GPUs' all-ones NaN built from the field widths,
+``(1 << (E + M)) - 1``, returned as a result (by a function whose name says no
+magnitude or mask). (Infinities, ``sign | ((1 << E) - 1) << M``, and the masks
+themselves are no NaN and are not reported.)"""
 import ast
 import pathlib
 
@@ -61,7 +63,9 @@ MODE_READS = {
         f: "takes the mode apart once per chunk (round_masks)"
         for f in ("addsub_fast_chunk", "mul_fast_chunk", "div_fast_chunk")},
     "softfloat/_kernels/convert.py": {
-        "_fast_chunk": "takes the mode apart once per chunk (round_masks)"},
+        "_fast_chunk": "takes the mode apart once per chunk (round_masks)",
+        "_ne_chunk": "takes the mode apart once per chunk (round_masks): a loop of its "
+                     "own for nearest-even"},
     "softfloat/_kernels/convert_hw.py": {
         "f32_bf16_chunk": "a loop of its own for nearest-even (constant masks)",
         "fp16_chunk": "cvt16_block's rounding immediate is a literal: one loop per mode",
@@ -72,16 +76,24 @@ MODE_READS = {
         f: "each kernel is built for one mode (a compile-time constant); the proofs "
            "differ per mode (module docstring)"
         for f in ("_elem_fma_near", "_elem_dir", "_make")},
-    "softfloat/_kernels/accum.py": {
+    "softfloat/_kernels/block_fma.py": {
         "block_fma_fast_masks": "the float64 block-FMA model exists for the modes of "
                                 "addend_branchfree; takes the mode apart once per call "
                                 "(round_masks)"},
-    "softfloat/_kernels/mma.py": {
-        f: "the matrix units' output rounding (MMA-Sim's RNE-/RZ- roundings of an exact "
-           "integer sum S * 2**q, no policy tuple, no flags), inline in the chunk loops of "
-           "the fdpa kernels; round_pack takes a policy tuple and a format's fields and "
-           "reports flags, which the units do not have"
-        for f in ("round_out", "round_block", "fdpa_fast_chunk")},
+    "softfloat/_kernels/mma_round.py": {
+        "round_out": "the matrix units' output rounding (MMA-Sim's RNE-/RZ- roundings of an "
+                     "exact integer sum S * 2**q, no flags): the same results as round_pack "
+                     "(tests/test_mma.py: test_output_rounding_matches_round_pack), measured "
+                     "10-24x faster (1.2 against 12-29 ns per rounding, one thread, two "
+                     "runs on a loaded 2-core machine; benchmarks/bench_mma_round.py)"},
+    "softfloat/_kernels/mma_fast.py": {
+        f: "the fast fdpa kernels' output rounding of a block of 64 sums (float64 "
+           "scalings, rint or trunc, vectorised; inline in fdpa_fast_chunk's loop): the "
+           "same results as round_pack (tests/test_mma.py: "
+           "test_output_rounding_matches_round_pack), measured 2.3-9.7x faster than "
+           "round_pack element by element (2.7-6 against 10-30 ns per rounding, one "
+           "thread, two runs on a loaded 2-core machine; benchmarks/bench_mma_round.py)"
+        for f in ("round_block", "fdpa_fast_chunk")},
     "softfloat/demo.py": {"explain": _DISPATCH},
     "softfloat/p3109.py": {"_run": _DISPATCH},
     "softfloat/probe.py": {"_Prober.check_fused.rnd": _ORACLE},
@@ -127,14 +139,17 @@ FLAG_BITS = {
 }
 
 NAN_LITERALS = {
-    "softfloat/_kernels/mx.py": {
+    "softfloat/_kernels/mx_elem.py": {
         "f32_exact": "the quiet bit of a float64 NaN's exact float32 image (a cast of the "
                      "operand's payload, not a NaN the library makes)"},
     "softfloat/p3109.py": {
         f: "a P3109 format has one NaN encoding (its own, `Format.default_nan_bits`): "
            "results are set to it and tested against it"
-        for f in ("_ieee_fixup", "_binary", "recip", "_isnan", "_minmax", "_next",
-                  "max_subnormal_of")},
+        for f in ("_ieee_fixup", "_binary", "recip")},
+    "softfloat/p3109_compare.py": {
+        f: "a P3109 format has one NaN encoding (its own, `Format.default_nan_bits`): "
+           "results are set to it and tested against it"
+        for f in ("_isnan", "_minmax", "_next", "max_subnormal_of")},
     "softfloat/platforms/presets.py": {
         "<module>": "platform data: a preset states its NaN pattern (torch CUDA's 0x7FFF)"},
     "softfloat/_kernels/eft.py": {
@@ -150,6 +165,9 @@ NAN_LITERALS = {
         "quantize_per_tensor": "the scale kernel's NaN, passed in (to go through specialize)"},
     "softfloat/sweep_oracles/check.py": {"*": _ORACLE},
     "softfloat/sweep_oracles/mpfr.py": {"*": _ORACLE},
+    "softfloat/_kernels/core.py": {
+        "p3109_nan": "round_pack's P3109 overflow step (p3109_saturate) and inf_bits: the "
+                     "one NaN of a P3109 format, the pattern make_nan gives those formats"},
     "softfloat/sr_vendor.py": {"_ptx_pair": "PTX's canonical NaN of .f16/.bf16 results: the "
                                             "instruction's own constant (PTX ISA, cvt)"},
 }
@@ -206,6 +224,15 @@ def _quiet_bit(n) -> bool:
             and _one(n.right.right)):
         return True
     return "quiet" in _name(n)
+
+
+def _all_ones_below_sign(n) -> bool:
+    """(1 << (E + M)) - 1: every bit set but the sign, from the field widths."""
+    if not _ones(n):
+        return False
+    inner = n.args[0] if isinstance(n, ast.Call) else n
+    sh = inner.left.right
+    return isinstance(sh, ast.BinOp) and isinstance(sh.op, ast.Add)
 
 
 def _or_terms(n) -> list:
@@ -298,6 +325,10 @@ def find(source: str):
             elif (isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitOr) and not in_or
                   and _built_nan(ch)):
                 out.append(("nan", fn, ch.lineno))
+            elif (isinstance(ch, ast.Return) and ch.value is not None and not mask
+                  and _all_ones_below_sign(ch.value)
+                  and not any(w in fn.lower() for w in ("mag", "mask"))):
+                out.append(("nan", fn, ch.lineno))         # the GPUs' NaN from the widths
             m = mask or (isinstance(ch, ast.BinOp) and isinstance(ch.op, ast.BitAnd)) or (
                 isinstance(ch, ast.UnaryOp) and isinstance(ch.op, ast.USub)) or (
                 isinstance(ch, ast.Assign) and any(_masky(t) for t in ch.targets))
@@ -368,6 +399,12 @@ def test_the_finder_sees_nans_built_from_field_widths():
             "    c = mask_exp | quiet_bit\n")
     assert [(k, fn, line) for k, fn, line in find(nans)] == [
         ("nan", "g", 2), ("nan", "g", 3), ("nan", "g", 4)]
+    gpu = ("def special_bits(nan, E, M):\n"
+           "    if nan:\n"
+           "        return (np.int64(1) << (E + M)) - 1\n"
+           "def max_mag(E, M):\n"
+           "    return (np.int64(1) << (E + M)) - 1\n")
+    assert find(gpu) == [("nan", "special_bits", 3)]
     others = ("def h(E, M, sign):\n"
               "    inf = (sign << (E + M)) | (((1 << E) - 1) << M)\n"
               "    mag = (1 << (E + M)) - 1\n"

@@ -5,16 +5,15 @@ times one float32 scale, rounded once into an fp8 format.
 input's bits and the scale's significand (`mul_jam`), one `core.round_pack`.
 `scale_values_chunk` (`fp8_scaling.quantize_per_tensor_values`' fast path,
 nearest even, values out): the product in float64 (exact: 24 + 24 bits), rounded
-by the MX fast kernels' element helper (`_kernels.mx.element`);
-tests/test_fp8_scaling_values.py compares the two bit for bit. `amax_chunk`
-(`fp8_scaling.amax`) is the MX kernels' largest-magnitude pass.
+by the MX fast kernels' element helper (`_kernels.mx_elem.element`);
+tests/test_fp8_scaling_values.py compares the two bit for bit.
 """
 import numpy as np
 from numba import njit
 
 from .core import (C_FINITE, C_INF, C_ZERO, K_FNUZ, K_IEEE, P_SRBITS, RNE, is_stochastic,
                    rand_bits, round_masks, round_pack, unpack)
-from .mx import amax_chunk, elem_value, element  # noqa: F401  (amax_chunk: fp8_scaling.amax)
+from .mx_elem import elem_value, element
 
 _I0 = np.int64(0)
 _MAG32 = np.int32(0x7FFFFFFF)
@@ -65,7 +64,7 @@ def scale_values_chunk(lo, hi, x, s, out, ef):
     """Per-tensor scaling, values out: out = the element value of round(x * s) to
     nearest even, saturating at the largest value (float32 x finite, s a positive
     float32: x * s is exact in float64; ``ef`` the element format as
-    `_kernels.mx.element` takes it); the codes' values, not divided by s. Returns
+    `_kernels.mx_elem.element` takes it); the codes' values, not divided by s. Returns
     the largest magnitude bits of x[lo:hi] (for delayed scaling's history)."""
     xs = x[lo:hi]
     os_ = out[lo:hi]

@@ -1,14 +1,14 @@
 """Fast matrix-unit kernels (softfloat.mma) of the AMD instructions and of the
 fp32/fp64 fused multiply-add chains.
 
-The reference ("slow twin") of each kernel is in `softfloat._kernels.mma`
+The reference ("slow twin") of each kernel is in `softfloat._kernels.mma_chains`
 (``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``) and,
 for fp64, MPFR (softfloat.mma.amd._fma64). The fast kernels here compute rows
 [lo, hi) of the (nb * m) rows of A at a time and all n columns of an output row
 together, B not transposed (nb, K, n), so that the loops over the columns are
 contiguous and branch-free for the compiler to vectorise; operands are decoded
 once per call and the whole K runs inside one kernel call. The CDNA3 and CDNA1
-kernels go as `fdpa_fast_chunk` does: blocks of RB rows share each chunk's B
+kernels go as `mma_fast.fdpa_fast_chunk` does: blocks of RB rows share each chunk's B
 tile (in L1), columns in blocks of JB with unsigned indices, float64
 arithmetic that is exact (integers below 2**53 times powers of two), powers of
 two made from their exponent bits, the passes over a chunk fused where one
@@ -35,7 +35,9 @@ from numba.extending import intrinsic
 
 from .jit import helper
 from .hw import fma32, fma64
-from .mma import JB, NO_EXP, RB, exact_chunk, two_stage_chunk
+from .mma_chains import exact_chunk, two_stage_chunk
+from .mma_decode import NO_EXP
+from .mma_fast import JB, RB
 
 
 # IEEE fused multiply-add (one rounding): softfloat._kernels.hw's llvm.fma

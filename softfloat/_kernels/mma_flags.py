@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from .jit import helper
-from .mma import out_pos
+from .mma_decode import out_pos
 
 
 @helper

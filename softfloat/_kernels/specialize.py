@@ -31,6 +31,8 @@ policy or a platform preset into the two policy entries read here):
   whatever the NaN mode.
 * ``finite`` formats (OCP fp4/fp6) have no NaN: +0 stands for every NaN result
   (the caller raises invalid); ``fnu`` formats (E8M0) have one NaN, all ones.
+* The GPU matrix units (softfloat.mma) have one NaN, every bit set but the
+  sign (`all_ones_nan`).
 * Invalid integer conversions (NaN, infinity, out of range) give the integer
   type's minimum (x86 "integer indefinite", SoftFloat 8086-SSE).
 
@@ -82,6 +84,14 @@ def signed_nan(sign, E, M, kind):
     """NaN of a format without infinity where IEEE would give an infinity of sign
     ``sign`` (overflow, an exact infinite result): the sign is kept."""
     return make_nan(sign, _I0, _I1, E, M, kind, _PROPAGATE, _I0)
+
+
+@helper
+def all_ones_nan(E, M):
+    """The NaN with every bit set but the sign (0x7FFF binary16, 0x7FFFFFFF
+    binary32): the one NaN the GPU matrix units write, whatever the operands
+    (`softfloat.specialize.all_ones_nan_bits` in a kernel)."""
+    return (np.int64(1) << (E + M)) - 1
 
 
 @helper

@@ -86,8 +86,8 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
     ``out_rounding`` the final conversion (default: keep the accumulator's format).
     ``c``: initial accumulator (encodings of the accumulator's format).
 
-    Wraps `softfloat._kernels.accum.reduce_program` / `block_fma` /
-    `matmul_f32_seq` (the float32 fast path).
+    Wraps `softfloat._kernels.accum.reduce_program` / `block_fma.block_fma` /
+    `accum_f32.matmul_f32_seq` (the float32 fast path).
     """
     policies = _split_policies(policies)
     fin = V.target_format(fmt)

@@ -14,9 +14,10 @@ import functools
 import numpy as np
 
 from .. import _validate as V
-from .._kernels.accum import (abs_range_f32, block_fma, matmul_f32_blocked, matmul_f32_seq,
-                              reduce_program, sum_f32_seq)
-from .._kernels.mx import caller_flushes as _caller_flushes
+from .._kernels.accum import reduce_program
+from .._kernels.accum_f32 import abs_range_f32, matmul_f32_blocked, matmul_f32_seq, sum_f32_seq
+from .._kernels.block_fma import block_fma
+from .._kernels.mx_elem import caller_flushes as _caller_flushes
 from ..context import random_key, resolve
 from ..conversions import from_bits
 from ..formats import FP32, Format, get_format

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from .._extras import require as _require
-from .device import EXTRA_DEVICES, EmulatedDevice, EmulationError, canonical_device
+from .device import EmulatedDevice, EmulationError
 from .report import CLAIMS, Report, Row
 
 __all__ = ["emulate", "Run", "EmulatedDevice", "EmulationError", "Report", "Row", "CLAIMS"]

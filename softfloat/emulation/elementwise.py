@@ -15,7 +15,7 @@ import torch
 
 from ..specialize import all_ones_nan_bits
 from ..platforms import get_platform, platform_convert, platform_op
-from .encode import FORMATS, LOW, fmt_of, from_bits, to_bits
+from .encode import FORMATS, fmt_of, from_bits, to_bits
 
 CUDA = get_platform("torch_cuda")
 _FP32_NAN = torch.tensor(all_ones_nan_bits("fp32"), dtype=torch.int32).view(torch.float32)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import mma as KM
 from .._kernels import mma_amd as KA
+from .._kernels import mma_chains as KC
 from .._parallel import run_chunks_weighted
 from ..formats import FP32, FP64
 from ..specialize import all_ones_nan_bits
@@ -96,7 +96,7 @@ def two_stage(model, ops, fast):
             model.a_fmt.emax >= 64)
     common = (As, Ae, Ac, Bs, Be, Bc, ops.m, ops.n, ops.Kp, Cs, Ce, Cc, ops.has_c, out)
     if slow is None:
-        run_chunks_weighted(KM.two_stage_chunk, ops.nout, 3 * ops.Kp, *common, *args)
+        run_chunks_weighted(KC.two_stage_chunk, ops.nout, 3 * ops.Kp, *common, *args)
     else:
         run_chunks_weighted(KA.two_stage_at_chunk, slow.size, 3 * ops.Kp, slow, *common, *args)
     return out
@@ -176,12 +176,12 @@ def chain32(model, ops, fast):
         Av, Bv = float_values(ops.A3, model.a_fmt, dt), float_values(ops.BT3, model.b_fmt, dt)
         Cv = float_values(ops.C3, model.c_fmt, np.float32)
         if alg == "ftz_chain":
-            run_chunks_weighted(KM.ftz_chain_chunk, ops.nout, Kp, Av, Bv, m, n, Kp, Cv, has_c,
+            run_chunks_weighted(KC.ftz_chain_chunk, ops.nout, Kp, Av, Bv, m, n, Kp, Cv, has_c,
                                 out, model.products_per_step,
                                 np.float32(2.0 ** model.a_fmt.emin),
                                 np.float32(2.0 ** model.b_fmt.emin))
         else:
-            run_chunks_weighted(KM.fma32_chunk, ops.nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c,
+            run_chunks_weighted(KC.fma32_chunk, ops.nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c,
                                 out)
         return _nan_bits(out)
     A3, B3, _ = ops.padded(blocks=False)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import mma as KM
+from .._kernels import mma_decode as KD
+from .._kernels import mma_fast as KF
 from .._parallel import run_chunks
 from ..conversions import from_bits
 from ..formats import FP16, FP32, Format
@@ -27,11 +28,11 @@ def _lut(fmt: Format, values: bool, sign_off: bool = False):
         n = codes.size
         if values:
             t = (np.empty(n, np.float64), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KM.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KM.POW2)
+            KD.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KD.POW2)
             t = (t[0], t[1].astype(np.float32), t[2])
         else:
             t = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KM.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
+            KD.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
         _luts[key] = t
     return t
 
@@ -43,13 +44,13 @@ def decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
     exp = np.empty(n, np.int32)
     cls = np.empty(n, np.uint8)
     if fmt.nbits <= LUT_BITS and n >= 64:
-        run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
+        run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
         return sig, exp, cls
     E, M, bias, kind = fmt.params
     if fmt.kind == "ieee" and fmt.bias == (1 << (E - 1)) - 1 and not sign_off:
-        run_chunks(KM.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
+        run_chunks(KD.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
         return sig, exp, cls
-    run_chunks(KM.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
+    run_chunks(KD.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
     return sig, exp, cls
 
 
@@ -66,7 +67,7 @@ def decode_values(bits: np.ndarray, fmt: Format):
     val = np.empty(n, np.float64)
     exp0 = np.empty(n, np.float32)
     cls = np.empty(n, np.uint8)
-    run_chunks(KM.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
+    run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
     return val, exp0, cls
 
 
@@ -142,7 +143,7 @@ class Operands:
         transposed): K padded with zero products to Kp, and with ``blocks`` the
         columns with zero columns to npad, a multiple of the column block JB."""
         nbt, m, n, K, Kp = self.nbt, self.m, self.n, self.K, self.Kp
-        npad = -(-n // KM.JB) * KM.JB if blocks else n
+        npad = -(-n // KF.JB) * KF.JB if blocks else n
         A3 = np.broadcast_to(self.A, self.batch + self.A.shape[-2:]).reshape(nbt, m, K)
         B3 = np.broadcast_to(self.B, self.batch + self.B.shape[-2:]).reshape(nbt, K, n)
         if Kp != K:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import mma_flags as KF
+from .._kernels import mma_flags as KL
 from .._parallel import run_chunks_weighted
 from ..conversions import from_bits
 from ..flags import Flags
@@ -86,5 +86,5 @@ def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
     base = min(lows)
     nl = (max(tops) + 2 - base) // 32 + 2
     nout = d.size
-    run_chunks_weighted(KF.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
+    run_chunks_weighted(KL.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
                         base, nl, model.out_fmt.emin, fl)

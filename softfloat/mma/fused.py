@@ -8,6 +8,8 @@ import math
 import numpy as np
 
 from .._kernels import mma as KM
+from .._kernels import mma_decode as KD
+from .._kernels import mma_fast as KF
 from .._parallel import run_chunks_weighted
 from ..formats import FP16, Format
 from ..rounding import Rounding
@@ -36,7 +38,7 @@ def _apply_scales(v, e0, cls, s):
     s = s.reshape(-1)
     sx = s.astype(np.int32) - 127
     v *= np.ldexp(1.0, sx)
-    e0 += np.where(e0 == KM.NO_EXP, np.float32(0), sx.astype(np.float32))
+    e0 += np.where(e0 == KD.NO_EXP, np.float32(0), sx.astype(np.float32))
     cls |= (s == 0xFF).astype(np.uint8) * np.uint8(2)
 
 
@@ -47,7 +49,7 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
     ``scales``: e8m0 codes (nb, m, nsb) and, transposed, (nb, n, nsb) of a
     block-scaled model."""
     L = model.chunk
-    npad = -(-n // KM.JB) * KM.JB            # the kernel's column blocks
+    npad = -(-n // KF.JB) * KF.JB            # the kernel's column blocks
     A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
     B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
     if Kp != K:
@@ -63,15 +65,15 @@ def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emi
             sb = np.pad(sb, ((0, 0), (0, 0), (0, npad - n)), constant_values=127)
         _apply_scales(Av, Ae0, Acl, np.repeat(scales[0], blk, axis=-1))
         _apply_scales(Bv, Be0, Bcl, np.repeat(sb, blk, axis=1))
-    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KM.NO_EXP).any(axis=2))
-    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KM.NO_EXP).any(axis=2))
+    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KD.NO_EXP).any(axis=2))
+    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KD.NO_EXP).any(axis=2))
     C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     Ec, Mc = model.c_fmt.ebits, model.c_fmt.mbits
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
-        KM.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
+        KF.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
         ZB.reshape(-1), m, npad, Kp, C, Ec, Mc, cspec, has_c, outp, L, model.frac_bits,
-        model.e_zero, rne, p, emin, Eo, Mo, KM.POW2)
+        model.e_zero, rne, p, emin, Eo, Mo, KD.POW2)
     rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
     cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
     return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
@@ -138,7 +140,7 @@ def _scale_values(s, fmt):
     (fp8_e4m3 read without its sign: ue4m3)."""
     sig, e, cls = decode(s, fmt, fmt.name == "fp8_e4m3")
     v = np.ldexp(sig.astype(np.float64), e - fmt.mbits)
-    return v, e.astype(np.int64), cls == KM.CLS_NAN
+    return v, e.astype(np.int64), cls == KD.CLS_NAN
 
 
 def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p, emin, Eo,
@@ -146,7 +148,7 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
     """Run `grouped_fast_chunk` into ``out``; returns the indices of the outputs
     with an infinite or NaN operand, c or scale (the reference kernel's)."""
     G = model.group
-    npad = -(-n // KM.JB) * KM.JB
+    npad = -(-n // KF.JB) * KF.JB
     A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
     B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
     if npad != n:
@@ -165,11 +167,11 @@ def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p
     C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
     outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
     anyc = run_chunks_weighted(
-        KM.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
+        KF.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
         Bv.astype(np.float32), MB.reshape(-1), SAv, SAx, SBv.reshape(-1), SBx.reshape(-1), m,
         npad, K, nsb, C, model.c_fmt.ebits, model.c_fmt.mbits, cspec, has_c, outp,
         model.chunk, G, model.scale_block, model.frac_bits, model.e_zero, p, emin, Eo, Mo,
-        KM.POW2)
+        KD.POW2)
     rs = (Acl.reshape(nbt, m, K) != 0).any(-1) | SAn.reshape(nbt, m, nsb).any(-1)
     cs = (Bcl.reshape(nbt, K, npad) != 0).any(1)
     cs[:, :n] |= SBn.reshape(nbt, nsb, n).any(1)

@@ -93,9 +93,11 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False, 
     rules, and a policy that changes one is refused. A shared operand (an ``a``
     without the batch axes of ``b``, or the reverse) is not copied per batch entry.
 
-    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk``,
-    ``two_stage_chunk``, ``exact_chunk``, ``ftz_chain_chunk``, ``fma32_chunk``
-    (references) and the fast ones of `softfloat._kernels.mma_amd`.
+    Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk`` and
+    `softfloat._kernels.mma_chains.two_stage_chunk`, ``exact_chunk``,
+    ``ftz_chain_chunk``, ``fma32_chunk`` (references), and the fast ones of
+    `softfloat._kernels.mma_fast` and `softfloat._kernels.mma_amd` (driven by
+    `softfloat.mma.fused` and `softfloat.mma.amd`).
     """
     _check_model(model)
     fast = unit_fast_paths(model, policy)

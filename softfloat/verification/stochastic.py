@@ -201,7 +201,7 @@ def diagnose(op, fmt, operands, R, got, rounding, nbits, *, check_nan=True, poli
         summary = (f"closest: {what}, explaining {best_share:.4%} of the cases; no candidate "
                    f"explains them all")
     if len(best) > 1:
-        summary += (f" (also explained as well by: "
+        summary += (" (also explained as well by: "
                     + "; ".join(f"{c['scheme']} N={c['random_nbits']} ({c['layout']}), "
                                 f"{okey} {c[okey]}" for c in best[1:]) + ")")
     return {"declared": declared, "best": best, "explained": best_share, "summary": summary}
