@@ -1,9 +1,17 @@
 """softfloat.mma against MMA-Sim 2.1.1, side by side, as ratios in the same run.
 
     python benchmarks/bench_mma.py [--quick] [--no-first-call] [ARCH ...]
+    python benchmarks/bench_mma.py --pace [--rounds N] [ARCH ...]
 
 (ARCH ...: only those architectures' rows, e.g. ``cdna1 cdna2 cdna3``;
 --no-first-call: without the fresh-process first calls.)
+
+``--pace``: softfloat alone (no MMA-Sim), nanoseconds per multiply-add of a
+256 x 256 x 256 product (finite operands, standard normal values) for every
+selected row, the rows timed in turn within each of N rounds (default 7) so
+that a load on the machine falls on all of them alike; prints each row's best
+and median and its ratio to hopper fp16's (to the first row selected when
+hopper is not).
 
 For each preset: (1) one batch of instructions (m x n outputs of one
 instruction, K = its k), MMA-Sim's ``op(A, B, C)`` vs `softfloat.mma.mma`;
@@ -100,6 +108,42 @@ def main(quick=False, only=(), skip_first=False):
     return 0
 
 
+def pace(only=(), rounds=7, N=256):
+    """ns per multiply-add of each selected row, the rows interleaved in rounds."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for arch, fin, fout in CASES:
+        if only and arch not in only:
+            continue
+        u = M.tensor_core(arch, fin, fout)
+        a, b = (rng.standard_normal((N, N)).view(np.uint64) if fin == "fp64"
+                else sf.to_bits(rng.standard_normal((N, N)), u.a_fmt) for _ in "ab")
+        c = np.zeros((N, N), u.c_fmt.dtype)
+        sa = sb = None
+        if u.scaled:
+            nsb = N // u.scale_block
+            sa, sb = (_near_one_scales(u, sh, rng) for sh in ((N, nsb), (nsb, N)))
+        run = (lambda u=u, a=a, b=b, c=c, sa=sa, sb=sb:
+               M.mma(u, a, b, c, scale_a=sa, scale_b=sb))
+        run()                                   # compile, fill the tables
+        rows.append((f"{arch} {fin}->{fout} ({u.instruction})", run, []))
+    for _ in range(rounds):
+        for _, run, ts in rows:
+            t = time.perf_counter()
+            run()
+            ts.append(time.perf_counter() - t)
+    print(f"softfloat {sf.__version__}, threads {num_threads()}, {N}^3 products, "
+          f"{rounds} interleaved rounds; ns per multiply-add (best / median), ratio of "
+          f"the best to hopper fp16's")
+    refs = [ts for name, _, ts in rows if name.startswith("hopper fp16->fp32")] or \
+        [ts for _, _, ts in rows[:1]]
+    ref = min(refs[0]) if refs else 1.0
+    for name, _, ts in rows:
+        b, md = min(ts) / N ** 3 * 1e9, float(np.median(ts)) / N ** 3 * 1e9
+        print(f"  {name:58s} {b:6.3f} / {md:6.3f}  x{min(ts) / ref:5.2f}")
+    return 0
+
+
 def _near_one_scales(u, shape, rng):
     """Block-scale codes of 2**-3 ... 2**3 (e8m0) or 0.5 ... 4 (ue4m3)."""
     if u.scale_fmt.name == "e8m0":
@@ -169,6 +213,18 @@ def first_call(fin, cache_dir):
     return r.stdout.strip() if r.returncode == 0 else f"failed: {r.stderr.strip()[-200:]}"
 
 
+def _cli(argv):
+    args = list(argv)
+    rounds = 7
+    if "--rounds" in args:
+        i = args.index("--rounds")
+        rounds = int(args[i + 1])
+        del args[i:i + 2]
+    only = [x for x in args if not x.startswith("-")]
+    if "--pace" in args:
+        return pace(only, rounds)
+    return main("--quick" in args, only, "--no-first-call" in args)
+
+
 if __name__ == "__main__":
-    sys.exit(main("--quick" in sys.argv, [x for x in sys.argv[1:] if not x.startswith("-")],
-                  "--no-first-call" in sys.argv))
+    sys.exit(_cli(sys.argv[1:]))

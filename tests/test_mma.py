@@ -11,7 +11,8 @@ import pytest
 
 import softfloat as sf
 from softfloat import mma as M
-from softfloat.mma import run as R
+from softfloat.mma import decode as D
+from softfloat.mma import fused as FU
 
 sys.path.insert(0, os.path.dirname(__file__))
 import mma_reference as REF  # noqa: E402
@@ -95,7 +96,7 @@ def test_fast_kernel_with_block_scales_matches_its_slow_twin(arch, ins, monkeypa
     code (2**-127 ... 2**127 and the NaN 0xFF) on both sides, batches, n padded
     to the kernel's column blocks, against the reference kernel."""
     unit = M.tensor_core(arch, instruction=ins)
-    assert R._fast_fits(unit)
+    assert FU.fdpa_fits(unit)
     total = 0
     for seed, kinds in ((11, (0, 1, 2, 4, 5)), (12, (0, 1, 2, 3, 4, 5))):
         rng = np.random.default_rng(seed)
@@ -129,7 +130,7 @@ def test_grouped_fast_kernel_matches_its_slow_twin(arch, ins, monkeypatch):
     batches and n padded to the kernel's column blocks, against the reference
     kernel output by output."""
     unit = M.tensor_core(arch, instruction=ins)
-    assert R._grouped_fits(unit)
+    assert FU.grouped_fits(unit)
     rng = np.random.default_rng(21)
     total = 0
     for seed in range(3):
@@ -162,7 +163,7 @@ def test_grouped_fast_kernel_matches_its_slow_twin(arch, ins, monkeypatch):
 
 
 def test_table_decoding_matches_the_direct_decoder():
-    """`_decode` / `_decode_values` read through per-format tables (binary32
+    """`decode` / `decode_values` read through per-format tables (binary32
     through `decode_ieee_chunk`); the same encodings through the general
     decoding kernels, element by element: zeros, subnormals, infinities, NaNs."""
     from softfloat._kernels import mma_decode as KM
@@ -179,13 +180,13 @@ def test_table_decoding_matches_the_direct_decoder():
             want = (np.empty(x.size, np.int32), np.empty(x.size, np.int32),
                     np.empty(x.size, np.uint8))
             KM.decode_chunk(0, x.size, x.reshape(-1), *want, E, Mb, bias, kind, off)
-            for got, w in zip(R._decode(x, fmt, off), want):
+            for got, w in zip(D.decode(x, fmt, off), want):
                 np.testing.assert_array_equal(got, w)
-        if fmt.nbits > R._LUT_BITS:
+        if fmt.nbits > D.LUT_BITS:
             continue                                # (fp32: no table; the IEEE decoder)
         want = (np.empty(x.size), np.empty(x.size, np.int32), np.empty(x.size, np.uint8))
         KM.decode_values_chunk(0, x.size, x.reshape(-1), *want, E, Mb, bias, kind, KM.POW2)
-        for got, w in zip(R._decode_values(x, fmt), want):
+        for got, w in zip(D.decode_values(x, fmt), want):
             np.testing.assert_array_equal(got, w.astype(got.dtype))
 
 

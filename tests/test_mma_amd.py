@@ -73,7 +73,8 @@ def _enc(vals, fmt):
 def test_two_stage_special_cases():
     """Overflowing chunk sums (the infinity kept over later chunks), products of
     2**128 and more (bf16, xf32), cancellation to zero (+0), results rounding
-    to zero from below (their sign), -0 accumulators, subnormal accumulators."""
+    to zero from below (their sign), -0 accumulators, subnormal accumulators,
+    chunks of -0 products only (+0)."""
     for ins in ("f32_32x32x8_bf16", "f32_32x32x4_xf32", "f32_32x32x8_f16",
                 "f32_32x32x16_fp8_fp8"):
         unit = M.tensor_core("cdna3", instruction=ins)
@@ -82,10 +83,11 @@ def test_two_stage_special_cases():
         rows = [[big] * k * 2, [big, -big] + [0.0] * (2 * k - 2),
                 [1.0, -1.0] + [0.0] * (2 * k - 2), [2.0 ** fa.emin] * (2 * k),
                 [-(2.0 ** (fa.emin - fa.mbits))] + [0.0] * (2 * k - 1),
-                [1.5, 2.0 ** -20, -1.5] + [0.0] * (2 * k - 3), [0.0] * (2 * k)]
+                [1.5, 2.0 ** -20, -1.5] + [0.0] * (2 * k - 3), [0.0] * (2 * k),
+                [-1.0] * (2 * k)]
         a = _enc(rows, fa)
         cols = [[big] * (2 * k), [1.0] * (2 * k), [2.0 ** fa.emin] * (2 * k),
-                [-(2.0 ** fa.emin)] + [1.0] * (2 * k - 1)]
+                [-(2.0 ** fa.emin)] + [1.0] * (2 * k - 1), [0.0] * (2 * k)]
         b = _enc(np.array(cols).T, unit.b_fmt)
         for cv in (-0.0, 2.0 ** -140, -(2.0 ** -149), 3.0e38, -1.0):
             c = _enc(np.full((len(rows), len(cols)), cv), sf.FP32)
@@ -277,3 +279,42 @@ def test_exact_ties_and_tiny_sums():
     for i in range(len(rows)):
         for j in range(2):
             assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), (i, j)
+
+
+def test_exact_fast_kernel_every_path():
+    """CDNA1 exact dots down each path of `exact_fast_chunk`: products within
+    the exponent window (one float64 sum, rounded to odd), products spanning
+    more (two-sums), and errors that do not add exactly (a huge c against tiny
+    products: Grow-Expansion); bf16 chains that overflow (redone by the
+    reference, which keeps the infinity); fast against slow and the Fraction
+    reference."""
+    from softfloat.mma import amd as AMD
+    rng = np.random.default_rng(11)
+    for ins, fmt in (("f32_32x32x8f16", "fp16"), ("f32_32x32x4bf16", "bf16")):
+        unit = M.tensor_core("cdna1", instruction=ins)
+        L, K = unit.chunk, 8
+        narrow = rng.standard_normal((4, K))
+        wide = rng.standard_normal((4, K)) * 2.0 ** rng.integers(-14, 15, (4, K))
+        rows = [narrow, wide]
+        if fmt == "bf16":
+            rows.append(np.array([[2.0 ** 127] * K, [2.0 ** 127, -(2.0 ** 127)] * (K // 2)]))
+        a = sf.to_bits(np.concatenate(rows), fmt)
+        b = sf.to_bits(np.concatenate([rng.standard_normal((K, 3)),
+                                       rng.standard_normal((K, 3))
+                                       * 2.0 ** rng.integers(-14, 15, (K, 3))], axis=1), fmt)
+        av, bv = sf.from_bits(a, fmt), sf.from_bits(b, fmt)
+        WA = AMD._windows(np.ascontiguousarray(av), unit.a_fmt, a.size // L, L, 1)
+        WB = AMD._windows(np.ascontiguousarray(bv), unit.b_fmt, K // L, L, b.shape[1])
+        w = WA.reshape(a.shape[0], K // L)[:, :, None] + WB.reshape(K // L, -1)[None]
+        lim = 51 - (L - 1).bit_length()
+        assert (w[:4, :, :3] <= lim).all() and (w > lim).any()
+        for cv in (0.0, 3.0e30, -(2.0 ** -140)):
+            c = sf.to_bits(np.full((a.shape[0], b.shape[1]), cv), "fp32")
+            fast, slow = _both(unit, a, b, c)
+            _assert_same(unit, fast, slow, (ins, cv))
+            if fmt == "bf16":
+                assert np.isinf(sf.from_bits(fast[-2], "fp32")).any()
+            for i in range(0, a.shape[0], 3):
+                for j in range(b.shape[1]):
+                    assert int(fast[i, j]) == REF.one_output(unit, a[i], b[:, j], c[i, j]), \
+                        (ins, cv, i, j)

@@ -100,8 +100,8 @@ MODE_READS = {
     "softfloat/verification/compare.py": {"keywords": _DISPATCH},
     "nn/fp8.py": {"FP8Recipe.__init__": _DISPATCH},
     "nn/precision.py": {f: _DISPATCH for f in ("Precision.__init__", "Precision._set_policy")},
-    "softfloat/mma/run.py": {"_run": "dispatch: the model's output rounding "
-                                     "(MatrixUnit.output_mode) handed to the kernels"},
+    "softfloat/mma/fused.py": {"run_fused": "dispatch: the model's output rounding "
+                                          "(MatrixUnit.output_mode) handed to the kernels"},
     "softfloat/accumulate/models.py": {"Accumulator.__post_init__": _DISPATCH},
     "softfloat/accumulate/dispatch.py": {
         f: _DISPATCH for f in ("_accumulate", "_blas_check", "_fast_ok", "_values_fast")},

@@ -1,23 +1,15 @@
 """`mma`: run a `MatrixUnit` model on encodings, any K as a chain of instructions."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _validate as V
-from .._kernels import mma as KM
-from .._kernels import mma_chains as KC
-from .._kernels import mma_decode as KD
-from .._kernels import mma_fast as KF
-from .._kernels import mma_amd as KA
-from .._parallel import run_chunks, run_chunks_weighted
 from ..context import Policy, getcontext
-from ..conversions import from_bits
-from ..flags import Flags
-from ..formats import FP16, FP32, FP64, Format
-from ..rounding import Rounding
-from ..specialize import all_ones_nan_bits
+from ..formats import FP32, FP64
+from .amd import chain32, exact, fma64, two_stage
+from .decode import Operands
+from .flags import unit_flags
+from .fused import run_fused
 from .model import MatrixUnit
 
 # The policy fields a matrix unit fixes itself (its rounding, subnormal, NaN and
@@ -34,246 +26,10 @@ def truncate_tf32(bits) -> np.ndarray:
     return (x >> np.uint32(13)).astype(np.uint32)
 
 
-_LUT_BITS = 19          # formats of at most this many bits decode through tables
-_luts: dict = {}
-
-
-def _lut(fmt: Format, values: bool, sign_off: bool = False):
-    """The decoding of every encoding of ``fmt`` (at most `_LUT_BITS` bits), made
-    once by the decoding kernels themselves: (sig int32, exp int32, cls) as
-    `_decode` gives them, or with ``values`` (value float64, binade exponent
-    float32 with zeros and specials at NO_EXP, cls) for the fast "fdpa" kernel."""
-    key = (fmt.params, values, sign_off)
-    t = _luts.get(key)
-    if t is None:
-        codes = np.arange(1 << fmt.nbits, dtype=np.uint32).astype(fmt.dtype)
-        E, M, bias, kind = fmt.params
-        n = codes.size
-        if values:
-            t = (np.empty(n, np.float64), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KD.decode_values_chunk(0, n, codes, *t, E, M, bias, kind, KD.POW2)
-            t = (t[0], t[1].astype(np.float32), t[2])
-        else:
-            t = (np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.uint8))
-            KD.decode_chunk(0, n, codes, *t, E, M, bias, kind, bool(sign_off))
-        _luts[key] = t
-    return t
-
-
-def _decode(bits: np.ndarray, fmt: Format, sign_off: bool = False):
-    flat = np.ascontiguousarray(bits).reshape(-1)
-    n = flat.size
-    sig = np.empty(n, np.int32)
-    exp = np.empty(n, np.int32)
-    cls = np.empty(n, np.uint8)
-    if fmt.nbits <= _LUT_BITS and n >= 64:
-        run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, False, sign_off), sig, exp, cls)
-        return sig, exp, cls
-    E, M, bias, kind = fmt.params
-    if fmt.kind == "ieee" and fmt.bias == (1 << (E - 1)) - 1 and not sign_off:
-        run_chunks(KD.decode_ieee_chunk, n, flat, sig, exp, cls, E, M)
-        return sig, exp, cls
-    run_chunks(KD.decode_chunk, n, flat, sig, exp, cls, E, M, bias, kind, bool(sign_off))
-    return sig, exp, cls
-
-
-def _decode_all(model, A3, BT3, C3):
-    return (_decode(A3, model.a_fmt) + _decode(BT3, model.b_fmt)
-            + _decode(C3, model.c_fmt))
-
-
-def _decode_values(bits: np.ndarray, fmt: Format):
-    """(values float64, binade exponents float32 with zeros at NO_EXP, classes)
-    for the fast "fdpa" kernel (formats of at most `_LUT_BITS` bits)."""
-    flat = np.ascontiguousarray(bits).reshape(-1)
-    n = flat.size
-    val = np.empty(n, np.float64)
-    exp0 = np.empty(n, np.float32)
-    cls = np.empty(n, np.uint8)
-    run_chunks(KD.lut_chunk, n, flat, *_lut(fmt, True), val, exp0, cls)
-    return val, exp0, cls
-
-
-def _fast_fits(model) -> bool:
-    """Whether `fdpa_fast_chunk` takes the model: a chunk of a multiple of 4
-    products (every NVIDIA one), operands of at most `_LUT_BITS` bits, block
-    scales (if any) e8m0 powers of two constant over a chunk (folded into the
-    operands' values and exponents), and float64 arithmetic exact: products of
-    significands exact, a chunk's L + 1 aligned terms (each below 2**(F + 2))
-    summing below 2**53."""
-    Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-    if model.scaled and (model.scale_fmt.name != "e8m0" or model.scale_block % model.chunk):
-        return False
-    return (model.chunk % 4 == 0 and Ma + Mb + 2 <= 53
-            and max(model.a_fmt.nbits, model.b_fmt.nbits) <= _LUT_BITS
-            and model.frac_bits + 2 + int(model.chunk + 1).bit_length() <= 53)
-
-
-def _apply_scales(v, e0, cls, s):
-    """Fold e8m0 block scales into decoded operands (flat v values, e0
-    exponents, cls classes): ``s`` the scale code of each element, in their
-    layout; values times 2**(s - 127), exponents plus s - 127 (zeros stay at
-    NO_EXP); a NaN scale (0xFF) marks its elements as NaN operands."""
-    s = s.reshape(-1)
-    sx = s.astype(np.int32) - 127
-    v *= np.ldexp(1.0, sx)
-    e0 += np.where(e0 == KD.NO_EXP, np.float32(0), sx.astype(np.float32))
-    cls |= (s == 0xFF).astype(np.uint8) * np.uint8(2)
-
-
-def _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out, rne, p, emin, Eo, Mo,
-               scales=None):
-    """Run `fdpa_fast_chunk` into ``out``; returns the indices of the outputs
-    with an infinite or NaN operand (to redo with the reference kernel).
-    ``scales``: e8m0 codes (nb, m, nsb) and, transposed, (nb, n, nsb) of a
-    block-scaled model."""
-    L = model.chunk
-    npad = -(-n // KF.JB) * KF.JB            # the kernel's column blocks
-    A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
-    B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
-    if Kp != K:
-        A3 = np.concatenate([A3, np.zeros((nbt, m, Kp - K), A3.dtype)], axis=2)
-    if Kp != K or npad != n:
-        B3 = np.pad(B3, ((0, 0), (0, Kp - K), (0, npad - n)))
-    Av, Ae0, Acl = _decode_values(A3, model.a_fmt)
-    Bv, Be0, Bcl = _decode_values(B3, model.b_fmt)
-    if scales is not None:
-        blk = model.scale_block
-        sb = np.swapaxes(scales[1], 1, 2)                   # (nb, nsb, n)
-        if npad != n:
-            sb = np.pad(sb, ((0, 0), (0, 0), (0, npad - n)), constant_values=127)
-        _apply_scales(Av, Ae0, Acl, np.repeat(scales[0], blk, axis=-1))
-        _apply_scales(Bv, Be0, Bcl, np.repeat(sb, blk, axis=1))
-    ZA = np.ascontiguousarray((Ae0.reshape(nbt * m, Kp // L, L) == KD.NO_EXP).any(axis=2))
-    ZB = np.ascontiguousarray((Be0.reshape(nbt, Kp // L, L, npad) == KD.NO_EXP).any(axis=2))
-    C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
-    Ec, Mc = model.c_fmt.ebits, model.c_fmt.mbits
-    outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
-    anyc = run_chunks_weighted(
-        KF.fdpa_fast_chunk, nbt * m, 2 * Kp * npad, Av, Ae0, ZA.reshape(-1), Bv, Be0,
-        ZB.reshape(-1), m, npad, Kp, C, Ec, Mc, cspec, has_c, outp, L, model.frac_bits,
-        model.e_zero, rne, p, emin, Eo, Mo, KD.POW2)
-    rs = (Acl.reshape(nbt, m, Kp) != 0).any(-1)
-    cs = (Bcl.reshape(nbt, Kp, npad) != 0).any(1)
-    return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
-
-
-def _c_block_args(model, C3, has_c, nbt, m, n, npad):
-    """c's encodings for the fast kernels, the rows padded to npad columns, and
-    the array in which the kernel marks an infinite or NaN c."""
-    if not has_c:
-        return np.zeros(1, model.c_fmt.dtype), np.zeros(1, np.uint8)
-    C = C3.reshape(nbt, m, n)
-    if npad != n:
-        C = np.pad(C, ((0, 0), (0, 0), (0, npad - n)))
-    C = C.reshape(-1)
-    return C, np.empty(C.size, np.uint8)
-
-
-def _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad):
-    """After a fast kernel: its padded output ``outp`` into ``out``; returns the
-    flat indices of the outputs the reference kernel redoes: rows ``rs`` (nb,
-    m) and padded columns ``cs`` (nb, npad) with an infinite or NaN operand (or
-    scale), and the outputs whose c the kernel marked (``anyc``: any)."""
-    if npad != n:
-        out[:] = outp.reshape(nbt, m, npad)[:, :, :n].reshape(-1)
-    cs = cs[:, :n]
-    if not (anyc or rs.any() or cs.any()):
-        return np.zeros(0, np.int64)
-    sp = rs[:, :, None] | cs[:, None, :]
-    if anyc:
-        sp = sp | (cspec.reshape(nbt, m, npad)[:, :, :n] != 0)
-    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
-
-
-def _scale_args(model, SA3, SBT3):
-    """The reference kernels' block-scale arguments: the decoded scales of A's
-    rows (nb, m, nsb) and of B's columns (nb, n, nsb), nsb, the scale block and
-    twice the scale format's fraction bits (placeholders without scales)."""
-    if not model.scaled:
-        z32, z8 = np.zeros(1, np.int32), np.zeros(1, np.uint8)
-        return z32, z32, z8, z32, z32, z8, 1, 1, 0
-    sign_off = model.scale_fmt.name == "fp8_e4m3"
-    return (_decode(SA3, model.scale_fmt, sign_off) + _decode(SBT3, model.scale_fmt, sign_off)
-            + (SA3.shape[-1], model.scale_block, 2 * model.scale_fmt.mbits))
-
-
-_fits_cache: dict = {}
-
-
-def _grouped_fits(model) -> bool:
-    """Whether `grouped_fast_chunk` takes the model: group sums exact in float32
-    (every product, and the sum of a group, a multiple of the smallest product
-    below 2**24 of it) and chunks of whole groups of a multiple of 4."""
-    key = (model.a_fmt, model.b_fmt, model.group)
-    fits = _fits_cache.get(key)
-    if fits is None:
-        bits = sum(math.log2(f.max) - (f.emin - f.mbits) for f in (model.a_fmt, model.b_fmt))
-        fits = _fits_cache[key] = (model.group % 4 == 0 and bits + math.log2(model.group) <= 24
-                                   and max(model.a_fmt.nbits, model.b_fmt.nbits) <= _LUT_BITS)
-    return fits
-
-
-def _scale_values(s, fmt):
-    """(values float64, binade exponents int64, NaN) of block-scale codes
-    (fp8_e4m3 read without its sign: ue4m3)."""
-    sig, e, cls = _decode(s, fmt, fmt.name == "fp8_e4m3")
-    v = np.ldexp(sig.astype(np.float64), e - fmt.mbits)
-    return v, e.astype(np.int64), cls == KD.CLS_NAN
-
-
-def _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3, out, p, emin, Eo,
-                  Mo):
-    """Run `grouped_fast_chunk` into ``out``; returns the indices of the outputs
-    with an infinite or NaN operand, c or scale (the reference kernel's)."""
-    G = model.group
-    npad = -(-n // KF.JB) * KF.JB
-    A3 = np.broadcast_to(A, batch + A.shape[-2:]).reshape(nbt, m, K)
-    B3 = np.broadcast_to(B, batch + B.shape[-2:]).reshape(nbt, K, n)
-    if npad != n:
-        B3 = np.pad(B3, ((0, 0), (0, 0), (0, npad - n)))
-    Av, _, Acl = _decode_values(A3, model.a_fmt)
-    Bv, _, Bcl = _decode_values(B3, model.b_fmt)
-    w = (np.int32(1) << np.arange(G, dtype=np.int32))
-    MA = ((Av.reshape(nbt * m, K // G, G) != 0) * w).sum(-1, dtype=np.int32)
-    MB = ((Bv.reshape(nbt, K // G, G, npad) != 0) * w[:, None]).sum(2, dtype=np.int32)
-    nsb = SA3.shape[-1]
-    SAv, SAx, SAn = _scale_values(SA3, model.scale_fmt)
-    SBv, SBx, SBn = _scale_values(np.swapaxes(SBT3, 1, 2), model.scale_fmt)
-    if npad != n:
-        SBv = np.pad(SBv.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
-        SBx = np.pad(SBx.reshape(nbt, nsb, n), ((0, 0), (0, 0), (0, npad - n)))
-    C, cspec = _c_block_args(model, C3, has_c, nbt, m, n, npad)
-    outp = out if npad == n else np.empty(nbt * m * npad, np.uint32)
-    anyc = run_chunks_weighted(
-        KF.grouped_fast_chunk, nbt * m, K * npad, Av.astype(np.float32), MA.reshape(-1),
-        Bv.astype(np.float32), MB.reshape(-1), SAv, SAx, SBv.reshape(-1), SBx.reshape(-1), m,
-        npad, K, nsb, C, model.c_fmt.ebits, model.c_fmt.mbits, cspec, has_c, outp,
-        model.chunk, G, model.scale_block, model.frac_bits, model.e_zero, p, emin, Eo, Mo,
-        KD.POW2)
-    rs = (Acl.reshape(nbt, m, K) != 0).any(-1) | SAn.reshape(nbt, m, nsb).any(-1)
-    cs = (Bcl.reshape(nbt, K, npad) != 0).any(1)
-    cs[:, :n] |= SBn.reshape(nbt, nsb, n).any(1)
-    return _finish_fast(out, outp, anyc, cspec, rs, cs, nbt, m, n, npad)
-
-
-def _values(bits: np.ndarray, fmt: Format, dtype) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.ascontiguousarray(from_bits(np.ascontiguousarray(bits), fmt).astype(dtype)
-                                    ).reshape(-1)
-
-
 def _check_model(model):
     if not isinstance(model, MatrixUnit):
         raise TypeError(f"model must be a softfloat.mma.MatrixUnit (see tensor_core), got "
                         f"{type(model).__name__}")
-
-
-def _out_spec(fmt: Format):
-    """(emin, exponent bits, fraction bits) of the D format (binary16 or binary32)."""
-    if fmt == FP16:
-        return -14, 5, 10
-    return -126, 8, 23
 
 
 def unit_fast_paths(model, policy) -> bool:
@@ -340,7 +96,8 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False, 
     Kernels: `softfloat._kernels.mma.fdpa_chunk`, ``grouped_chunk`` and
     `softfloat._kernels.mma_chains.two_stage_chunk`, ``exact_chunk``,
     ``ftz_chain_chunk``, ``fma32_chunk`` (references), and the fast ones of
-    `softfloat._kernels.mma_fast` and `softfloat._kernels.mma_amd`.
+    `softfloat._kernels.mma_fast` and `softfloat._kernels.mma_amd` (driven by
+    `softfloat.mma.fused` and `softfloat.mma.amd`).
     """
     _check_model(model)
     fast = unit_fast_paths(model, policy)
@@ -427,323 +184,30 @@ def _folded(model, fold, A, B, Cb, SA, SB, batch, m, n, return_flags, fast):
 def _run(model, A, B, Cb, SA, SB, batch, return_flags, fast):
     """`mma` on validated operands: A (..., m, K), B (..., K, n), c (None or
     broadcastable to batch + (m, n)), the block scales (or None), the batch."""
-    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
-    shape = batch + (m, n)
-    nsb = SA.shape[-1] if SA is not None else 0
-    nbt = int(np.prod(batch, dtype=np.int64))
-    Kp = -(-K // model.k) * model.k
-    A3 = np.broadcast_to(A, batch + (m, K)).reshape(nbt, m, K)
-    BT3 = np.swapaxes(np.broadcast_to(B, batch + (K, n)).reshape(nbt, K, n), 1, 2)
-    if Kp != K:
-        A3 = np.concatenate([A3, np.zeros((nbt, m, Kp - K), A3.dtype)], axis=2)
-        BT3 = np.concatenate([BT3, np.zeros((nbt, n, Kp - K), BT3.dtype)], axis=2)
-    A3 = np.ascontiguousarray(A3)
-    BT3 = np.ascontiguousarray(BT3)
-    has_c = Cb is not None
-    if has_c:
-        C3 = np.ascontiguousarray(np.broadcast_to(Cb, shape)).reshape(-1)
-    else:
-        C3 = np.zeros(1, model.c_fmt.dtype)
-    nout = nbt * m * n
-    ofmt = model.out_fmt
+    ops = Operands(model, A, B, Cb, batch)
     alg = model.algorithm
-    if alg in ("fdpa", "grouped", "two_stage", "two_stage_pairs"):
-        if alg in ("two_stage", "two_stage_pairs"):
-            As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
-        out = np.empty(nout, np.uint32)
-        Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-        if alg in ("fdpa", "grouped"):
-            emin, Eo, Mo = _out_spec(ofmt)
-            p = model.output_precision
-            rne = model.output_mode == Rounding.NEAREST_EVEN
-            SA3 = SBT3 = None
-            if model.scaled:
-                SA3 = np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb)
-                SBT3 = np.swapaxes(np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(
-                    nbt, nsb, n), 1, 2)
-            if alg == "fdpa":
-                if fast and _fast_fits(model):
-                    # the branch-free kernel for outputs with finite operands, the
-                    # reference kernel for the others
-                    slow = _fdpa_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, Kp, out,
-                                      rne, p, emin, Eo, Mo,
-                                      (SA3, SBT3) if model.scaled else None)
-                else:
-                    slow = np.arange(nout, dtype=np.int64)
-                if slow.size:
-                    As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
-                    scl = _scale_args(model, SA3, SBT3)
-                    run_chunks_weighted(
-                        KM.fdpa_chunk, slow.size, 2 * Kp, As, Ae, Ac, Bs, Be, Bc, m, n, Kp,
-                        Cs, Ce, Cc, has_c, model.c_fmt.mbits, *scl[:-1], model.scaled, out,
-                        model.chunk, model.frac_bits, Ma + Mb, scl[-1], model.e_zero, rne, p,
-                        emin, Eo, Mo, slow, True)
-            else:
-                if fast and _grouped_fits(model):
-                    slow = _grouped_fast(model, A, B, C3, has_c, batch, nbt, m, n, K, SA3, SBT3,
-                                         out, p, emin, Eo, Mo)
-                else:
-                    slow = np.arange(nout, dtype=np.int64)
-                if slow.size:
-                    As, Ae, Ac, Bs, Be, Bc, Cs, Ce, Cc = _decode_all(model, A3, BT3, C3)
-                    emin_a, emin_b = model.a_fmt.emin, model.b_fmt.emin
-                    qab = emin_a - Ma + emin_b - Mb
-                    scl = _scale_args(model, SA3, SBT3)
-                    run_chunks_weighted(
-                        KM.grouped_at_chunk, slow.size, 2 * Kp, slow, As, Ae, Ac, Bs, Be, Bc, m,
-                        n, Kp, Cs, Ce, Cc, has_c, model.c_fmt.mbits, *scl[:-1], out,
-                        model.chunk, model.group, model.frac_bits, qab, emin_a, emin_b, scl[-1],
-                        model.e_zero, p, emin, Eo, Mo)
-        else:
-            _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, Kp, Cs, Ce, Cc, has_c, out,
-                       fast)
-        res = out.astype(ofmt.dtype, copy=False)
+    if alg in ("fdpa", "grouped"):
+        out = np.empty(ops.nout, np.uint32)
+        run_fused(model, ops, SA, SB, out, fast)
+        res = out.astype(model.out_fmt.dtype, copy=False)
+    elif alg in ("two_stage", "two_stage_pairs"):
+        res = two_stage(model, ops, fast)
+    elif alg == "exact":
+        res = exact(model, ops, fast)
     elif alg == "fma" and model.a_fmt == FP64:
-        res = (_fma64_fast if fast else _fma64)(A3, BT3, C3 if has_c else None,
-                                                nbt, m, n, Kp)
-    elif fast:
-        res = _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, Kp)
+        res = fma64(model, ops, fast)
     else:
-        Av = _values(A3, model.a_fmt, np.float64 if alg != "ftz_chain" else np.float32)
-        Bv = _values(BT3, model.b_fmt, np.float64 if alg != "ftz_chain" else np.float32)
-        Cv = _values(C3, model.c_fmt, np.float32)
-        out = np.empty(nout, np.float32)
-        if alg == "exact":
-            run_chunks_weighted(KC.exact_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
-                                model.chunk)
-        elif alg == "ftz_chain":
-            run_chunks_weighted(KC.ftz_chain_chunk, nout, Kp, Av, Bv, m, n, Kp, Cv, has_c, out,
-                                model.products_per_step, np.float32(2.0 ** model.a_fmt.emin),
-                                np.float32(2.0 ** model.b_fmt.emin))
-        else:
-            run_chunks_weighted(KC.fma32_chunk, nout, 4 * Kp, Av, Bv, m, n, Kp, Cv, has_c, out)
-        res = out.view(np.uint32).copy()
-        nanm = np.isnan(out)
-        if nanm.any():
-            res[nanm] = np.uint32(all_ones_nan_bits(FP32))
-    res = res.reshape(shape)
+        res = chain32(model, ops, fast)
+    res = res.reshape(batch + (ops.m, ops.n))
     if not return_flags:
         return res
     scales = None
     if model.scaled:
+        nbt, m, n, nsb = ops.nbt, ops.m, ops.n, SA.shape[-1]
         scales = (np.broadcast_to(SA, batch + SA.shape[-2:]).reshape(nbt, m, nsb),
                   np.broadcast_to(SB, batch + SB.shape[-2:]).reshape(nbt, nsb, n))
-    return res, _flags(model, res, A3, BT3, C3 if has_c else None, batch, m, n, scales)
-
-
-def _fma64(A3, BT3, C3, nbt, m, n, K):
-    """fp64 fused multiply-add chain: MPFR's correctly rounded fma (gmpy2, 53 bits,
-    binary64's exponent range and subnormals), vectorised over the outputs."""
-    try:
-        import gmpy2
-    except ImportError:                                   # pragma: no cover
-        raise ImportError("fp64 matrix instructions are modelled with MPFR: "
-                          "pip install gmpy2") from None
-    a = A3.view(np.float64).reshape(nbt, m, K)
-    bt = BT3.view(np.float64).reshape(nbt, n, K)
-    c = (C3.view(np.float64).reshape(nbt, m, n) if C3 is not None
-         else np.zeros((nbt, m, n)))
-    ctx = gmpy2.ieee(64)
-    fma = np.frompyfunc(lambda x, y, z: float(gmpy2.fma(x, y, z)), 3, 1)
-    acc = c.astype(object)
-    with gmpy2.context(ctx), np.errstate(over="ignore", invalid="ignore"):
-        for t in range(K):
-            acc = fma(a[:, :, None, t], bt[:, None, :, t], acc)
-    out = np.asarray(acc, np.float64)
-    bits = out.reshape(-1).view(np.uint64).copy()
-    bits[np.isnan(out.reshape(-1))] = np.uint64(all_ones_nan_bits(FP64))
-    return bits
-
-
-# ---------------------------------------------------------------------------
-# AMD instructions and the FMA chains: the fast kernels (softfloat._kernels.mma_amd)
-# ---------------------------------------------------------------------------
-def _rows_cols(Aspec, Bspec, Cspec, nbt, m, n):
-    """Flat indices of the outputs whose row of A (nbt, m) or column of B
-    (nbt, n) or c (nbt * m * n, or None) is marked."""
-    sp = Aspec[:, :, None] | Bspec[:, None, :]
-    if Cspec is not None:
-        sp = sp | Cspec.reshape(sp.shape)
-    return np.flatnonzero(sp.reshape(-1)).astype(np.int64)
-
-
-def _b_rows(x, nbt, n, K):
-    """(nbt, n, K) -> contiguous (nbt, K, n)."""
-    return np.ascontiguousarray(np.swapaxes(x.reshape(nbt, n, K), 1, 2))
-
-
-def _two_stage(model, As, Ae, Ac, Bs, Be, Bc, nbt, m, n, K, Cs, Ce, Cc, has_c, out, fast):
-    """CDNA3 "two_stage" / "two_stage_pairs": the fast kernel, then the reference
-    on outputs with an infinite or NaN operand or (bf16, xf32) a product that
-    may reach 2**128."""
-    Ma, Mb = model.a_fmt.mbits, model.b_fmt.mbits
-    pairs = model.algorithm == "two_stage_pairs"
-    check_ovf = model.a_fmt.emax >= 64
-    args = (model.chunk, model.frac_bits, model.frac_bits2, Ma + Mb, pairs)
-    nout = nbt * m * n
-    if not fast:
-        run_chunks_weighted(KC.two_stage_chunk, nout, 3 * K, As, Ae, Ac, Bs, Be, Bc, m, n, K,
-                            Cs, Ce, Cc, has_c, out, *args, check_ovf)
-        return
-    Ae0 = np.where(As == 0, np.int32(KD.NO_EXP), Ae).astype(np.int32)
-    Be0 = np.where(Bs == 0, np.int32(KD.NO_EXP), Be).astype(np.int32)
-    run_chunks_weighted(KA.two_stage_fast_chunk, nbt * m, 3 * K * n, As.reshape(nbt * m, K),
-                        Ae0.reshape(nbt * m, K), _b_rows(Bs, nbt, n, K), _b_rows(Be0, nbt, n, K),
-                        m, n, K, Cs, Ce, has_c, out, *args)
-    ra = (Ac.reshape(nbt, m, K) != 0).any(-1)
-    cb = (Bc.reshape(nbt, n, K) != 0).any(-1)
-    if check_ovf:
-        big = np.int32(-(1 << 20))
-        xa = np.where(Ac == 0, Ae0, big).reshape(nbt, m, K).max(-1).astype(np.int64)
-        xb = np.where(Bc == 0, Be0, big).reshape(nbt, n, K).max(-1).astype(np.int64)
-        ovf = (xa[:, :, None] + xb[:, None, :] + 1 >= 128).reshape(-1)
-        cc = ovf | (Cc != 0) if has_c else ovf
-    else:
-        cc = Cc != 0 if has_c else None
-    slow = _rows_cols(ra, cb, cc, nbt, m, n)
-    if slow.size:
-        run_chunks_weighted(KA.two_stage_at_chunk, slow.size, 3 * K, slow, As, Ae, Ac, Bs, Be,
-                            Bc, m, n, K, Cs, Ce, Cc, has_c, out, *args, check_ovf)
-
-
-def _values_quick(bits, fmt, dtype):
-    """`_values` through numpy's own casts for fp16, bf16 and fp32 (exact)."""
-    flat = np.ascontiguousarray(bits).reshape(-1)
-    with np.errstate(invalid="ignore"):
-        if fmt == FP16:
-            return flat.view(np.float16).astype(dtype)
-        if fmt == FP32:
-            return flat.view(np.float32).astype(dtype)
-        if fmt.name == "bf16":
-            return (flat.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(dtype)
-    return _values(flat, fmt, dtype)
-
-
-def _amd_values(model, A3, BT3, C3, has_c, nbt, m, n, K):
-    """"exact", "ftz_chain" and the binary32 "fma" chain: the fast kernels on
-    float values; NaN results the matrix units' NaN (`all_ones_nan_bits`)."""
-    alg = model.algorithm
-    dt = np.float32 if alg != "exact" else np.float64
-    Av = _values_quick(A3, model.a_fmt, dt).reshape(nbt * m, K)
-    Bv = _b_rows(_values_quick(BT3, model.b_fmt, dt), nbt, n, K)
-    Cv = _values_quick(C3, model.c_fmt, np.float32)
-    nout = nbt * m * n
-    out = np.empty(nout, np.float32)
-    if alg == "exact":
-        run_chunks_weighted(KA.exact_fast_chunk, nbt * m, 4 * K * n, Av, Bv, K, n, Cv, has_c,
-                            out, model.chunk)
-        ra = ~np.isfinite(Av).all(-1).reshape(nbt, m)
-        cb = ~np.isfinite(Bv).all(1)
-        slow = _rows_cols(ra, cb, ~np.isfinite(Cv) if has_c else None, nbt, m, n)
-        if slow.size:
-            run_chunks_weighted(KA.exact_at_chunk, slow.size, 4 * K, slow, Av.reshape(-1),
-                                np.ascontiguousarray(np.swapaxes(Bv, 1, 2)).reshape(-1), m, n,
-                                K, Cv, has_c, out, model.chunk)
-    elif alg == "ftz_chain":
-        with np.errstate(invalid="ignore"):
-            Av = np.where(np.abs(Av) < np.float32(2.0 ** model.a_fmt.emin), np.float32(0), Av)
-            Bv = np.where(np.abs(Bv) < np.float32(2.0 ** model.b_fmt.emin), np.float32(0), Bv)
-            Cv = np.where(np.abs(Cv) < np.float32(2.0 ** -126), np.float32(0), Cv)
-        run_chunks_weighted(KA.ftz_fast_chunk, nbt * m, K * n, Av, Bv, K, n, Cv, has_c, out,
-                            model.products_per_step)
-    else:
-        run_chunks_weighted(KA.fma32_fast_chunk, nbt * m, K * n, Av, Bv, K, n, Cv, has_c, out)
-    res = out.view(np.uint32).copy()
-    res[np.isnan(out)] = np.uint32(all_ones_nan_bits(FP32))
-    return res
-
-
-def _fma64_fast(A3, BT3, C3, nbt, m, n, K):
-    """fp64 fused multiply-add chain in IEEE binary64 FMA instructions
-    (`softfloat._kernels.mma_amd.fma64_fast_chunk`); the slow twin is `_fma64`."""
-    a = np.ascontiguousarray(A3).view(np.float64).reshape(nbt * m, K)
-    b = _b_rows(np.ascontiguousarray(BT3).view(np.float64), nbt, n, K)
-    c = (np.ascontiguousarray(C3).view(np.float64).reshape(-1) if C3 is not None
-         else np.zeros(1))
-    out = np.empty(nbt * m * n, np.float64)
-    run_chunks_weighted(KA.fma64_fast_chunk, nbt * m, K * n, a, b, K, n, c, C3 is not None, out)
-    bits = out.view(np.uint64).copy()
-    bits[np.isnan(out)] = np.uint64(all_ones_nan_bits(FP64))
-    return bits
-
-
-def _fvals(bits, fmt):
-    if fmt == FP64:
-        return np.ascontiguousarray(bits).view(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return from_bits(bits, fmt)
-
-
-def _flags(model, res, A3, BT3, C3, batch, m, n, scales=None):
-    """Per output: overflow, invalid (from the operands' classes) and, for
-    outputs with finite operands, inexact and underflow against the exact
-    A B + C (`_exact_flags`)."""
-    vals = _fvals(res.reshape(-1), model.out_fmt).reshape(-1, m, n)
-    av = _fvals(A3, model.a_fmt)
-    bv = _fvals(BT3, model.b_fmt)
-    xa, xb = av, bv                 # the exact products' factors: block scales applied
-    if scales is not None:
-        blk = model.scale_block
-        off = model.scale_fmt.name == "fp8_e4m3"      # ue4m3: the sign bit is not read
-        keep = model.scale_fmt.sign_mask - 1
-        sa, sb = (_fvals(s & s.dtype.type(keep) if off else s, model.scale_fmt)
-                  for s in scales)
-        with np.errstate(invalid="ignore", over="ignore"):
-            xa = av * np.repeat(sa, blk, axis=-1)
-            xb = bv * np.repeat(np.swapaxes(sb, 1, 2), blk, axis=-1)
-    cv = (_fvals(C3, model.c_fmt).reshape(vals.shape) if C3 is not None
-          else np.zeros(vals.shape))
-    a_nan, b_nan = np.isnan(av).any(-1), np.isnan(bv).any(-1)
-    a_inf, b_inf = np.isinf(av).any(-1), np.isinf(bv).any(-1)
-    in_nan = a_nan[:, :, None] | b_nan[:, None, :] | np.isnan(cv)
-    if scales is not None:
-        # a NaN block scale is a NaN operand of its row (column): no invalid
-        in_nan = in_nan | (np.isnan(sa).any(-1)[:, :, None]
-                           | np.isnan(sb).any(-2)[:, None, :])
-    in_inf = a_inf[:, :, None] | b_inf[:, None, :] | np.isinf(cv)
-    fl = np.zeros(vals.shape, np.uint8)
-    fl[np.isinf(vals) & ~in_inf & ~in_nan] |= np.uint8(Flags.OVERFLOW)
-    fl[np.isnan(vals) & ~in_nan] |= np.uint8(Flags.INVALID)
-    _exact_flags(model, vals.reshape(-1), xa, xb, cv.reshape(-1), C3 is not None, m, n,
-                 fl.reshape(-1))
-    return fl.reshape(res.shape)
-
-
-def _exps(v):
-    """(smallest, largest) exponent e of the finite nonzero values v read as
-    sig * 2**e with 53-bit integers sig; None when there are none."""
-    v = v[np.isfinite(v) & (v != 0)]
-    if v.size == 0:
-        return None
-    e = np.frexp(v)[1].astype(np.int64) - 53
-    return int(e.min()), int(e.max()) + 53
-
-
-def _exact_flags(model, d, av, bv, cv, has_c, m, n, fl):
-    """Inexact (D is not the exact A B + C) and underflow (inexact, and the
-    exact A B + C nonzero below the output format's smallest normal) for the
-    outputs with finite operands (`softfloat._kernels.mma_amd.exact_flags_chunk`)."""
-    K = av.shape[-1]
-    A = np.ascontiguousarray(av, np.float64).reshape(-1)
-    Bt = np.ascontiguousarray(bv, np.float64).reshape(-1)
-    C = np.ascontiguousarray(cv, np.float64)
-    D = np.ascontiguousarray(d, np.float64)
-    ea, eb, ec, ed = _exps(A), _exps(Bt), _exps(C), _exps(D)
-    lows, tops = [], []
-    if ea is not None and eb is not None:
-        lows.append(ea[0] + eb[0])
-        tops.append(ea[1] + eb[1] + int(K).bit_length() + 1)
-    for e in (ec, ed):
-        if e is not None:
-            lows.append(e[0])
-            tops.append(e[1] + 1)
-    if not lows:
-        return                      # every finite value zero: exact
-    base = min(lows)
-    nl = (max(tops) + 2 - base) // 32 + 2
-    nout = d.size
-    run_chunks_weighted(KA.exact_flags_chunk, nout, 8 * K, A, Bt, m, n, K, C, has_c, D,
-                        base, nl, model.out_fmt.emin, fl)
+    return res, unit_flags(model, res, ops.A3, ops.BT3, ops.C3 if ops.has_c else None, batch,
+                           ops.m, ops.n, scales)
 
 
 __all__ = ["mma", "truncate_tf32", "unit_fast_paths"]
