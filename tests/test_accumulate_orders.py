@@ -115,3 +115,19 @@ def test_blocked_native_kernel_equals_integer_kernel(fmt, block):
         differs |= bool((sf.matmul(A, B, fmt, acc="fp32") != fast).any())
     if block in (3, 16, 64) and fmt != "fp8_e5m2":   # (e5m2 sums are exact in fp32 here)
         assert differs
+
+
+@pytest.mark.parametrize("order,block", [("sequential", None), ("pairwise", None),
+                                         ("blocked", 1), ("blocked", 2), ("blocked", 5),
+                                         ("blocked", 32), ("blocked", 1000)])
+def test_named_orders_build_the_programs_of_their_trees(order, block):
+    # the array-wise programs (pairwise: a compiled walk) against the programs the
+    # tree compiler makes of the orders' trees: op for op, so that stochastic
+    # rounding draws the same random numbers
+    from softfloat.accumulate.programs import _program, _tree_program, order_tree
+    for K in list(range(1, 260)) + [511, 512, 513, 1000, 4097]:
+        got, ns = _program(order, block, K, False)
+        want, nw = _tree_program(order_tree(order, block, K), K)
+        assert np.array_equal(got, want) and ns == nw, (order, block, K)
+    got, ns = _program("sequential", None, 7, True)       # with c: c, then every term
+    assert got.tolist() == [[4, 0, 0]] + [[1, 0, k] for k in range(7)] and ns == 1

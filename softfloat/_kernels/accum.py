@@ -217,3 +217,63 @@ def reduce_program(A, BT, has_b, C, has_c, out, flg, want_flags, prog, nslots, f
     return run_chunks(reduce_program_chunk, out.size, A, BT, has_b, C, has_c, out, flg,
                       want_flags, prog, nslots, fin, facc, pol, prod_rounded, fprod, ppol, kahan,
                       key)
+
+
+@njit(cache=True)
+def pairwise_program(K):
+    """The program of the pairwise order for K >= 1 terms, op for op the one
+    `accumulate.programs._tree_program` compiles from the nested pairs (terms
+    paired left to right at each level, an odd one carried up last): the same
+    depth-first walk, pre-order slot numbers, so that stochastic rounding draws
+    the same random numbers. Returns (rows (kind, dst, src), number of slots)."""
+    # the tree: nodes 0..K-1 are the terms, K.. the pairs (left, right children)
+    left = np.empty(max(K - 1, 1), np.int64)
+    right = np.empty(max(K - 1, 1), np.int64)
+    level = np.arange(K)
+    nxt = np.empty(K, np.int64)
+    nodes = K
+    while level.size > 1:
+        n = 0
+        for p in range(0, level.size - 1, 2):
+            left[nodes - K] = level[p]
+            right[nodes - K] = level[p + 1]
+            nxt[n] = nodes
+            nodes += 1
+            n += 1
+        if level.size % 2:
+            nxt[n] = level[level.size - 1]
+            n += 1
+        level = nxt[:n].copy()
+    ops = np.empty((max(2 * K - 2, 1), 3), np.int64)
+    if K == 1:
+        ops[0, 0], ops[0, 1], ops[0, 2] = OP_LEAF, 0, 0
+        return ops, 1
+    # an explicit stack of (node, slot, next child)
+    st_node = np.empty(K, np.int64)
+    st_slot = np.empty(K, np.int64)
+    st_i = np.empty(K, np.int64)
+    top = 0
+    st_node[0], st_slot[0], st_i[0] = nodes - 1, 0, 0
+    counter = 0
+    o = 0
+    while top >= 0:
+        node, slot, i = st_node[top], st_slot[top], st_i[top]
+        if i == 2:
+            top -= 1
+            if top >= 0:
+                ops[o, 0] = OP_COPY if st_i[top] == 0 else OP_ADD_SLOT
+                ops[o, 1], ops[o, 2] = st_slot[top], slot
+                o += 1
+                st_i[top] += 1
+            continue
+        child = left[node - K] if i == 0 else right[node - K]
+        if child < K:
+            ops[o, 0] = OP_LEAF if i == 0 else OP_ADD_LEAF
+            ops[o, 1], ops[o, 2] = slot, child
+            o += 1
+            st_i[top] += 1
+        else:
+            counter += 1
+            top += 1
+            st_node[top], st_slot[top], st_i[top] = child, counter, 0
+    return ops[:o], counter + 1

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.accum import OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C, OP_LEAF
+from .._kernels.accum import (OP_ADD_LEAF, OP_ADD_SLOT, OP_COPY, OP_INIT_C, OP_LEAF,
+                              pairwise_program)
 
 
 def _tree_program(tree, K: int):
@@ -66,25 +67,68 @@ def _tree_program(tree, K: int):
 def _program(order, block, K: int, has_c: bool):
     """The program of ``order`` for K terms: (rows (kind, dst, src) as an int64
     array (n, 3), the number of slots). With an initial accumulator (``has_c``)
-    only the sequential order exists: c, then each term added in k order."""
+    only the sequential order exists: c, then each term added in k order.
+
+    The named orders are built array-wise (pairwise by a compiled walk,
+    `_kernels.accum.pairwise_program`), op for op the programs `_tree_program`
+    compiles from their trees (`order_tree`; tests/test_accumulate_orders.py
+    compares them)."""
     if isinstance(order, str) and order == "sequential" or has_c:
         if has_c and order != "sequential":
             raise ValueError("an initial accumulator c= needs order='sequential'")
-        if has_c:
-            ops = [(OP_INIT_C, 0, 0)] + [(OP_ADD_LEAF, 0, k) for k in range(K)]
-        else:
-            ops = [(OP_LEAF, 0, 0)] + [(OP_ADD_LEAF, 0, k) for k in range(1, K)]
-        return np.array(ops, np.int64).reshape(-1, 3), 1
+        ops = np.zeros((K + has_c, 3), np.int64)
+        ops[:, 0] = OP_ADD_LEAF
+        ops[has_c:, 2] = np.arange(K)
+        ops[0, 0] = OP_INIT_C if has_c else OP_LEAF
+        return ops, 1
     if isinstance(order, str) and order == "pairwise":
+        return pairwise_program(K)
+    if isinstance(order, str) and order == "blocked":
+        return _blocked_program(block, K)
+    return _tree_program(order, K)
+
+
+def order_tree(order, block, K: int):
+    """The tree of a named order (nested tuples of term indices), as
+    `_tree_program` takes it: the slow twin of the array-wise programs."""
+    if order == "sequential":
+        return tuple(range(K)) if K > 1 else 0
+    if order == "pairwise":
         nodes = list(range(K))
         while len(nodes) > 1:
             nxt = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
             if len(nodes) % 2:
                 nxt.append(nodes[-1])
             nodes = nxt
-        return _tree_program(nodes[0], K)
-    if isinstance(order, str) and order == "blocked":
-        blocks = [tuple(range(s, min(K, s + block))) for s in range(0, K, block)]
-        blocks = [b[0] if len(b) == 1 else b for b in blocks]
-        return _tree_program(tuple(blocks) if len(blocks) > 1 else blocks[0], K)
-    return _tree_program(order, K)
+        return nodes[0]
+    blocks = [tuple(range(s, min(K, s + block))) for s in range(0, K, block)]
+    blocks = [b[0] if len(b) == 1 else b for b in blocks]
+    return tuple(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def _blocked_program(block: int, K: int):
+    """The blocked order's program: each block of more than one term summed in a
+    slot of its own, in order, then added to slot 0 (a one-term block's term
+    directly); one block alone is summed in slot 0."""
+    if K <= block:
+        ops = np.zeros((K, 3), np.int64)
+        ops[:, 0] = OP_ADD_LEAF
+        ops[0, 0] = OP_LEAF
+        ops[:, 2] = np.arange(K)
+        return ops, 1
+    parts = []
+    slot = 0
+    for j, s in enumerate(range(0, K, block)):
+        e = min(K, s + block)
+        if e - s == 1:                       # a leaf child of the root
+            parts.append(np.array([[OP_LEAF if j == 0 else OP_ADD_LEAF, 0, s]], np.int64))
+            continue
+        slot += 1
+        p = np.empty((e - s + 1, 3), np.int64)
+        p[:-1, 0] = OP_ADD_LEAF
+        p[0, 0] = OP_LEAF
+        p[:-1, 1] = slot
+        p[:-1, 2] = np.arange(s, e)
+        p[-1] = (OP_COPY if j == 0 else OP_ADD_SLOT, 0, slot)
+        parts.append(p)
+    return np.concatenate(parts), slot + 1
