@@ -109,26 +109,31 @@ def order_tree(order, block, K: int):
 def _blocked_program(block: int, K: int):
     """The blocked order's program: each block of more than one term summed in a
     slot of its own, in order, then added to slot 0 (a one-term block's term
-    directly); one block alone is summed in slot 0."""
-    if K <= block:
+    directly); one block alone, or blocks of one term, summed in slot 0."""
+    if K <= block or block == 1:
         ops = np.zeros((K, 3), np.int64)
         ops[:, 0] = OP_ADD_LEAF
         ops[0, 0] = OP_LEAF
         ops[:, 2] = np.arange(K)
         return ops, 1
-    parts = []
-    slot = 0
-    for j, s in enumerate(range(0, K, block)):
-        e = min(K, s + block)
-        if e - s == 1:                       # a leaf child of the root
-            parts.append(np.array([[OP_LEAF if j == 0 else OP_ADD_LEAF, 0, s]], np.int64))
-            continue
-        slot += 1
-        p = np.empty((e - s + 1, 3), np.int64)
-        p[:-1, 0] = OP_ADD_LEAF
-        p[0, 0] = OP_LEAF
-        p[:-1, 1] = slot
-        p[:-1, 2] = np.arange(s, e)
-        p[-1] = (OP_COPY if j == 0 else OP_ADD_SLOT, 0, slot)
-        parts.append(p)
-    return np.concatenate(parts), slot + 1
+    full = K // block                        # blocks of `block` terms (block >= 2)
+    r = K - full * block                     # the last block's terms, if any
+
+    def rows(first_slot, nblocks, size, start):
+        p = np.zeros((nblocks, size + 1, 3), np.int64)
+        slots = np.arange(first_slot, first_slot + nblocks)[:, None]
+        p[:, :size, 0] = OP_ADD_LEAF
+        p[:, 0, 0] = OP_LEAF
+        p[:, :size, 1] = slots
+        p[:, :size, 2] = start + np.arange(nblocks * size).reshape(nblocks, size)
+        p[:, size, 0] = OP_ADD_SLOT
+        p[:, size, 2] = slots[:, 0]
+        return p.reshape(-1, 3)
+
+    ops = rows(1, full, block, 0)
+    ops[block, 0] = OP_COPY                  # the first block enters slot 0
+    if r == 1:
+        ops = np.concatenate([ops, [[OP_ADD_LEAF, 0, K - 1]]])
+    elif r > 1:
+        ops = np.concatenate([ops, rows(full + 1, 1, r, full * block)])
+    return ops, full + (r > 1) + 1
