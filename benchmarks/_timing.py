@@ -13,3 +13,18 @@ def best(fn, repeat=5, warmup=True):
         fn()
         ts.append(time.perf_counter() - t)
     return min(ts)
+
+
+def best_interleaved(fns: dict, repeat: int) -> dict:
+    """{name: fastest of ``repeat`` calls} with the calls taken in rounds (one of
+    each per round, after one warm-up round), so that a loaded machine slows
+    every variant alike and their ratios stay meaningful."""
+    for fn in fns.values():
+        fn()
+    out = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            out[k] = min(out[k], time.perf_counter() - t)
+    return out

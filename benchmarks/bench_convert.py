@@ -22,28 +22,14 @@ import subprocess
 import sys
 import tempfile
 
-import time
 
 import numpy as np
-from _timing import best
+from _timing import best, best_interleaved
 
 # the checkout this script lives in, ahead of any installed softfloat
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def best_interleaved(fns: dict, repeat: int) -> dict:
-    """{name: fastest of `repeat` calls} with the calls taken in rounds (one of
-    each per round, after one warm-up round), so that a loaded machine slows
-    every variant alike and their ratios stay meaningful."""
-    for fn in fns.values():
-        fn()
-    out = {k: float("inf") for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            out[k] = min(out[k], time.perf_counter() - t)
-    return out
 
 
 _FIRST_CALLS = (

@@ -12,23 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
+from _timing import best_interleaved
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def best_interleaved(fns: dict, repeat: int) -> dict:
-    for fn in fns.values():
-        fn()
-    out = {k: float("inf") for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            out[k] = min(out[k], time.perf_counter() - t)
-    return out
 
 
 def main(argv=None):

@@ -31,21 +31,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)            # this checkout's softfloat, ahead of an installed one
 sys.path.insert(1, HERE)
 
+from _timing import best_interleaved  # noqa: E402
+
 NONE = "–"          # an empty cell: the peer is not installed or has no such operation
 
 
-def best_interleaved(fns: dict, repeat: int) -> dict:
-    """{name: fastest of ``repeat`` calls}, the calls taken in rounds (one of each
-    per round, after one warm-up round)."""
-    for fn in fns.values():
-        fn()
-    out = {k: float("inf") for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            out[k] = min(out[k], time.perf_counter() - t)
-    return out
 
 
 def _ratio(peer, ours):

@@ -180,3 +180,24 @@ def broadcast_operands(arrays, f, names, dtype=KERNEL_BITS):
         else:
             out.append((np.array(np.broadcast_to(b, shape), copy=True).reshape(-1), -1))
     return shape, out
+
+
+def matrix_operands(who: str, A, B, *, k: str = "k", vectors: bool = False):
+    """``(A, B, m, K, n, batch)`` of a product of (..., m, K) by (..., K, n)
+    encodings, the batch axes broadcast, or a ValueError naming ``who`` and the
+    shapes. With ``vectors``, a 1-D A is one row and a 1-D B one column (as in
+    NumPy's matmul; the caller drops those axes from the result); without, both
+    need two axes. ``k`` is how the message names the inner dimension."""
+    if vectors:
+        if A.ndim == 0 or B.ndim == 0:
+            raise ValueError(f"{who}: operands must have at least one dimension")
+        A = A[None, :] if A.ndim == 1 else A
+        B = B[:, None] if B.ndim == 1 else B
+    elif A.ndim < 2 or B.ndim < 2:
+        raise ValueError(f"{who}: a must be (..., m, {k}) and b (..., {k}, n), got shapes "
+                         f"{A.shape} and {B.shape}")
+    if A.shape[-1] != B.shape[-2]:
+        raise ValueError(f"{who}: shapes {A.shape} and {B.shape} do not align "
+                         f"({k} = {A.shape[-1]} vs {B.shape[-2]})")
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    return A, B, A.shape[-2], A.shape[-1], B.shape[-1], batch

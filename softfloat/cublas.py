@@ -450,14 +450,7 @@ def gemm(a, b, *, device, a_fmt, b_fmt=None, out_fmt, c=None, c_fmt=None, alpha=
     return_info = V.boolean(return_info, "return_info")
     A = V.as_bits(a, get_format(fa), "a")
     B = V.as_bits(b, get_format(fb), "b")
-    if A.ndim < 2 or B.ndim < 2:
-        raise ValueError(f"gemm: a must be (..., m, k) and b (..., k, n), got shapes {A.shape} "
-                         f"and {B.shape}")
-    if A.shape[-1] != B.shape[-2]:
-        raise ValueError(f"gemm: shapes {A.shape} and {B.shape} do not align (k = {A.shape[-1]} "
-                         f"vs {B.shape[-2]})")
-    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A, B, m, K, n, batch = V.matrix_operands("gemm", A, B)
     fp8 = fa in _FP8
     notes = []
     if fast and not fp8:

@@ -223,7 +223,7 @@ def quantize_per_tensor_values(x, fmt="fp8_e4m3", *, scale=None, margin=0,
     amax)``: `amax` of x (a NaN or an infinity shows there). The same values as
     ``from_bits(quantize_per_tensor(x, fmt, ...)[0], fmt)``; finite float32 input
     into fp8 e4m3/e5m2 to nearest even in one pass (module docstring)."""
-    a = V.as_values(x)
+    a = x if (x.__class__ is np.ndarray and x.dtype == _F32) else V.as_values(x)
     if a.dtype == np.float16:
         a = a.astype(np.float32)
     f = get_format(fmt)
@@ -235,11 +235,12 @@ def quantize_per_tensor_values(x, fmt="fp8_e4m3", *, scale=None, margin=0,
         am = amax(a)
         if not math.isfinite(am):
             return _values_slow(a, f, None, margin, rounding, seed, am, return_amax)
-        scale = fp8_scale(am, f, margin)
+        s = fp8_scale(am, f, margin)              # a positive float32 value
     elif _margin(margin) != 0:
         raise ValueError("margin is used to compute the scale: give scale= or margin=, "
                          "not both")
-    s = _positive_f32(scale, "scale")
+    else:
+        s = _positive_f32(scale, "scale")
     r = _values_fast(a, f, s, resolve(rounding, seed=seed))
     if r is None:
         return _values_slow(a, f, s, 0, rounding, seed, am, return_amax)
@@ -291,7 +292,7 @@ class DelayedScaling:
         `quantize_per_tensor_values`: not divided by the scale), the same history
         and scale updates. Returns ``(values, scale used)``, with
         ``return_amax=True`` also `amax` of x (NaN or infinity included)."""
-        a = V.as_values(x)
+        a = x if (x.__class__ is np.ndarray and x.dtype == _F32) else V.as_values(x)
         if a.dtype == np.float16:
             a = a.astype(np.float32)
         if not self.fmt.fits_float32:

@@ -101,7 +101,7 @@ from .rounding import Rounding
 __all__ = ["BlockFormat", "BLOCK_FORMATS", "block_format", "quantize", "dequantize",
            "quantize_values", "nvfp4_tensor_scale", "pack_fp4", "unpack_fp4", "SCALE_RULES",
            "fp8_scale", "quantize_per_tensor", "dequantize_per_tensor", "DelayedScaling",
-           "amax", "quantize_per_tensor_values"]
+           "amax", "quantize_per_tensor_values", "nvfp4_values_nearest"]
 
 SCALE_RULES = ("floor", "ceil", "even", "rceil")
 NVFP4_SCALE_RULES = ("nearest", "up")

@@ -184,3 +184,10 @@ def test_design_table_names_every_layer(doc):
             shown = "`" + e.replace(".", "/") + ("/`" if (ROOT / e.replace(".", "/")).is_dir()
                                                  else ".py`")
             assert shown in section, f"{doc} section 1 should name {shown}"
+
+
+def test_modules_stay_under_700_lines():
+    # one job per module, kernels included: a module that grows past this is split
+    # by job (docs/design.md, section 1)
+    big = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > 700}
+    assert not big, f"split these modules by job: {big}"

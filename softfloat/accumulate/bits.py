@@ -93,18 +93,8 @@ def matmul(a, b, fmt, *, acc=None, order="sequential", block=None, products=None
     fin = V.target_format(fmt)
     A = V.as_bits(a, fin, "a")
     B = V.as_bits(b, fin, "b")
-    if A.ndim == 0 or B.ndim == 0:
-        raise ValueError("matmul: operands must have at least one dimension")
     va, vb = A.ndim == 1, B.ndim == 1
-    if va:
-        A = A[None, :]
-    if vb:
-        B = B[:, None]
-    if A.shape[-1] != B.shape[-2]:
-        raise ValueError(f"matmul: shapes {A.shape} and {B.shape} do not align "
-                         f"(k = {A.shape[-1]} vs {B.shape[-2]})")
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    A, B, m, K, n, batch = V.matrix_operands("matmul", A, B, vectors=True)
     nbt = int(np.prod(batch, dtype=np.int64))
     A3 = np.ascontiguousarray(np.broadcast_to(A, batch + (m, K))).reshape(nbt, m, K)
     B3 = np.ascontiguousarray(np.broadcast_to(B, batch + (K, n))).reshape(nbt, K, n)

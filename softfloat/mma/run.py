@@ -104,16 +104,9 @@ def mma(model, a, b, c=None, *, scale_a=None, scale_b=None, return_flags=False, 
     return_flags = V.boolean(return_flags, "return_flags")
     A = V.as_bits(a, model.a_fmt, "a")
     B = V.as_bits(b, model.b_fmt, "b")
-    if A.ndim < 2 or B.ndim < 2:
-        raise ValueError(f"mma: a must be (..., m, K) and b (..., K, n), got shapes "
-                         f"{A.shape} and {B.shape}")
-    if A.shape[-1] != B.shape[-2]:
-        raise ValueError(f"mma: shapes {A.shape} and {B.shape} do not align "
-                         f"(K = {A.shape[-1]} vs {B.shape[-2]})")
-    m, K, n = A.shape[-2], A.shape[-1], B.shape[-1]
+    A, B, m, K, n, batch = V.matrix_operands("mma", A, B, k="K")
     if K < 1:
         raise ValueError("mma: K must be at least 1")
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     shape = batch + (m, n)
     if model.scaled:
         if scale_a is None or scale_b is None:
