@@ -50,7 +50,7 @@ def decode_chunk(lo, hi, bits, sig, exp, cls, E, M, bias, kind, sign_off):
 @njit(cache=True, nogil=True)
 def lut_chunk(lo, hi, codes, l0, l1, l2, o0, o1, o2):
     """o0, o1, o2 [k] = l0, l1, l2 [codes[k]] for k in [lo, hi): a decoding
-    through tables made once per format (softfloat.mma.run._lut)."""
+    through tables made once per format (softfloat.mma.decode._lut)."""
     for k in range(lo, hi):
         x = codes[k]
         o0[k] = l0[x]
