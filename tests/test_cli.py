@@ -13,6 +13,7 @@ import pytest
 
 import nn
 from nn import experiments as E
+from nn import report as R
 from softfloat import demo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,8 +110,8 @@ def test_experiments_table_aligns_long_names_and_names_recipes(capsys):
         starts = {head.index(col)}
         for row, cells in zip(rows, E.table_rows(recs)):
             cell = cells[E.TABLE_HEAD.index(col)]
-            i = row.index(cell, head.index(col) - 2 if col in E._LEFT else 0)
-            starts.add(i if col in E._LEFT else i + len(cell) - len(col))
+            i = row.index(cell, head.index(col) - 2 if col in R._LEFT else 0)
+            starts.add(i if col in R._LEFT else i + len(cell) - len(col))
         assert len(starts) == 1, (col, starts)
     assert "nvfp4" in rows[2] and "grad stochastic" in rows[2] and " False" not in rows[2]
     assert "hopper_fp8_fast" in rows[3]
