@@ -6,7 +6,7 @@ private to the package that holds it: ``softfloat._kernels.mx`` to
 A name that starts with one underscore is private to the directory of the
 module that defines it: sibling modules may share it, another package may not,
 whether it is imported or read as an attribute of an imported module. Checked
-over every module of softfloat, nn and validation (tests and benchmarks may
+over every module of softfloat, nn, validation and examples (tests and benchmarks may
 reach inside: they compare fast paths with their slow twins)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import ast
 
 from source_tree import ROOT, modules
 
-TOPS = ("softfloat", "nn", "validation")
+TOPS = ("softfloat", "nn", "validation", "examples")
 
 
 MODULES = modules(TOPS)
