@@ -46,7 +46,7 @@ def _num(c):
 def quick_page():
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)            # the script finds its own checkout
-    r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--print"], capture_output=True,
+    r = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True,
                        text=True, env=env, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
@@ -88,7 +88,7 @@ def test_committed_page_matches_the_script(quick_page):
             norm = lambda s: re.sub(r"\d{1,3}(,\d{3})+|\d+³", "N", s)  # noqa: E731
             out[name] = ([norm(h) for h in head], [norm(r[0]) for r in rows])
         return out
-    assert PAGE.exists(), "docs/benchmarks.md: run python benchmarks/table.py"
+    assert PAGE.exists(), "docs/benchmarks.md: run python benchmarks/table.py --out docs/benchmarks.md"
     page = PAGE.read_text()
     assert "--quick" not in page.splitlines()[2], "the committed page is a --quick run"
     assert shape(page) == shape(quick_page)
