@@ -349,11 +349,16 @@ def resolve(rounding=None, *, policy=None, subnormals=None, ftz=None, daz=None, 
     if policy is not None:
         if not isinstance(policy, Policy):
             raise TypeError(f"policy must be a softfloat.Policy, got {type(policy).__name__}")
-        given = [k for k, v in (("rounding", rounding), ("subnormals", subnormals),
-                                ("ftz", ftz), ("daz", daz), ("overflow", overflow),
-                                ("tininess", tininess), ("nan", nan), ("sr_bits", sr_bits),
-                                ("seed", seed), ("rng", rng), ("saturation", saturation))
-                 if v is not None]
+        if (rounding is None and subnormals is None and ftz is None and daz is None
+                and overflow is None and tininess is None and nan is None and sr_bits is None
+                and seed is None and rng is None and saturation is None):
+            given = ()                          # (the common case, checked without a list)
+        else:
+            given = [k for k, v in (("rounding", rounding), ("subnormals", subnormals),
+                                    ("ftz", ftz), ("daz", daz), ("overflow", overflow),
+                                    ("tininess", tininess), ("nan", nan),
+                                    ("sr_bits", sr_bits), ("seed", seed), ("rng", rng),
+                                    ("saturation", saturation)) if v is not None]
         if given:
             raise TypeError(f"give policy= or the policy keywords, not both (got policy= "
                             f"and {', '.join(given)}=); policy.replace({given[0]}=...) "

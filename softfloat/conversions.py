@@ -14,7 +14,7 @@ from ._kernels import quantize as _qk
 from ._kernels.convert import (FAST_SPECS, NE_SPECS, convert_chunk, fast_chunk,
                                to_float64_chunk)
 from ._parallel import MIN_PARALLEL, run_chunks
-from .context import Policy, getcontext, random_key, resolve
+from .context import random_key, resolve
 from .flags import Flags
 from .formats import FP32, FP64, Format
 from .rounding import Rounding
@@ -287,15 +287,9 @@ def quantize(x, fmt, rounding=None, *, return_flags=False, subnormals=None, ftz=
     a = x if (x.__class__ is np.ndarray and x.dtype in _QUANTIZE_FAST_DTYPES) \
         else _validate.as_values(x)
     f = fmt if fmt.__class__ is Format else _validate.target_format(fmt)
-    if (policy is not None and policy.__class__ is Policy and policy.context is getcontext()
-            and rounding is None and subnormals is None and ftz is None and daz is None
-            and overflow is None and tininess is None and nan is None and sr_bits is None
-            and seed is None and rng is None and saturation is None):
-        res = policy                    # resolve's answer for this call, without the lookups
-    else:
-        res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
-                      overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
-                      seed=seed, rng=rng, saturation=saturation)
+    res = resolve(rounding, policy=policy, subnormals=subnormals, ftz=ftz, daz=daz,
+                  overflow=overflow, tininess=tininess, nan=nan, sr_bits=sr_bits,
+                  seed=seed, rng=rng, saturation=saturation)
     if not return_flags:
         spec = _quantize_fast_spec(a.dtype, f, res)
         if spec is not None:
