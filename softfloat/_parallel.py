@@ -70,15 +70,20 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
 
 def run_chunks(kernel, n: int, *args) -> int:
     """``kernel(lo, hi, *args)`` over [0, n) in chunks; returns the OR of the results."""
+    if n < MIN_PARALLEL:                         # small: one call, nothing else to decide
+        return int(kernel(0, n, *args))
     return run_chunks_weighted(kernel, n, 1, *args)
 
 
 def _spans(n: int, cost: int):
     """[(lo, hi)] chunks of [0, n) for elements costing ``cost`` steps each, or
-    None when the work is too small to split (or one thread is configured)."""
-    nt = num_threads()
+    None when the work is too small to split (or one thread is configured). The
+    size is looked at first: small work costs no look at the thread settings."""
     work = n * max(int(cost), 1)
-    if n < 2 or work < MIN_PARALLEL or nt == 1:
+    if n < 2 or work < MIN_PARALLEL:
+        return None
+    nt = num_threads()
+    if nt == 1:
         return None
     nchunks = min(4 * nt, n, (work + MIN_PARALLEL - 1) // MIN_PARALLEL)
     step = (n + nchunks - 1) // nchunks
@@ -102,11 +107,12 @@ def run_chunks_each(kernel, n: int, *args, cost: int = 1, chunk_args=None) -> li
     as a count of elements listed). ``chunk_args(k, lo, hi)``, when given, makes
     chunk k's arguments instead of ``args`` (e.g. an output of its own);
     `chunk_count` says how many chunks there will be."""
-    spans = _spans(n, cost) or [(0, n)]
+    spans = _spans(n, cost)
+    if spans is None or len(spans) == 1:
+        return [(0, int(kernel(0, n, *(args if chunk_args is None else
+                                         chunk_args(0, 0, n)))))]
     if chunk_args is None:
         chunk_args = lambda k, lo, hi: args  # noqa: E731
-    if len(spans) == 1:
-        return [(0, int(kernel(0, n, *chunk_args(0, 0, n))))]
     # The calling thread and num_threads() - 1 pool threads take the chunks in
     # turn: the calling thread starts at once, so a pool thread that is slow to
     # wake (an idle core, a virtual CPU the host has halted, or a core another

@@ -13,7 +13,7 @@ from ._kernels.codes import NAN_KEEP, OVF_IEEE, P_DAZ, P_FTZ, P_NAN, P_OVF, P_TI
 from ._kernels import quantize as _qk
 from ._kernels.convert import (FAST_SPECS, NE_SPECS, convert_chunk, fast_chunk,
                                to_float64_chunk)
-from ._parallel import MIN_PARALLEL, run_chunks
+from ._parallel import run_chunks
 from .context import random_key, resolve
 from .flags import Flags
 from .formats import FP32, FP64, Format
@@ -379,10 +379,7 @@ def _quantize_fast(a, f: Format, res, od, spec):
     # float32 input: the kernel writes float32 (a float64 result is cast after it)
     widen = is32 and od is np.float64
     out = np.empty(src.size, np.float32 if (is32 or od is np.float32) else np.float64)
-    if src.size < MIN_PARALLEL:
-        r = kern(0, src.size, src, out, M, emin, emax, tiny)   # no thread-pool round trip
-    else:
-        r = run_chunks(kern, src.size, src, out, M, emin, emax, tiny)
+    r = run_chunks(kern, src.size, src, out, M, emin, emax, tiny)
     if r < 0:
         return None
     if r & _qk.NAN_SEEN:

@@ -35,7 +35,7 @@ from ._kernels import fp8_scaling as K
 from ._kernels.hw import flushes
 from ._kernels.mx_elem import f32_exact
 from ._kernels.mx_scale import amax_chunk, sig_exp
-from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_each
+from ._parallel import run_chunks, run_chunks_each
 from .context import kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import FP8_E4M3, FP8_E5M2, get_format
@@ -151,8 +151,6 @@ _INF32 = 0x7F800000
 def _amax_bits32(flat):
     """The largest float32 magnitude of a C-contiguous float32 vector as its bits
     (above 0x7F800000: a NaN is present; equal: an infinity), one pass."""
-    if flat.size < MIN_PARALLEL:
-        return int(amax_chunk(0, flat.size, flat))
     return max(int(r) for _, r in run_chunks_each(amax_chunk, flat.size, flat))
 
 
@@ -197,11 +195,8 @@ def _values_fast(a, f, s, res):
     flat = np.ascontiguousarray(a).reshape(-1)
     out = np.empty(flat.size, np.float32)
     s64 = np.float64(s)
-    if flat.size < MIN_PARALLEL:
-        am = int(K.scale_values_chunk(0, flat.size, flat, s64, out, ef))
-    else:
-        am = max(int(r) for _, r in run_chunks_each(K.scale_values_chunk, flat.size, flat,
-                                                      s64, out, ef))
+    am = max(int(r) for _, r in run_chunks_each(K.scale_values_chunk, flat.size, flat,
+                                                  s64, out, ef))
     if am >= _INF32:
         return None                  # an infinity or a NaN: the general kernel's rules
     return out.reshape(a.shape), am

@@ -88,7 +88,7 @@ from ._kernels import mx_fast as KF
 from ._kernels import mx_nvfp4 as KN
 from ._kernels import mx_scale as KS
 from ._kernels.core import K_IEEE
-from ._parallel import MIN_PARALLEL, run_chunks, run_chunks_weighted
+from ._parallel import run_chunks, run_chunks_weighted
 from .context import getcontext, kernel_policy, random_key, resolve
 from .conversions import from_bits
 from .formats import E8M0, FP8_E4M3, Format, get_format
@@ -331,10 +331,7 @@ def _fast(p, want_vals):
     kern = KF.quantize_fast_rows_chunk if T == 1 else KF.quantize_fast_chunk
     args = (flat, B, L, T, bl, codes, vals, scales, want_vals, ef, int(p.res.rounding), p.sr,
             p.res.sr_bits, p.key, p.sc)
-    if n < MIN_PARALLEL:
-        r = int(kern(0, B * nL, *args))        # small: no thread-pool round trip
-    else:
-        r = run_chunks_weighted(kern, B * nL, bl * T, *args)
+    r = run_chunks_weighted(kern, B * nL, bl * T, *args)
     if r < 0:
         return None
     out = vals.reshape(shape) if want_vals else codes.reshape(shape)
@@ -373,10 +370,7 @@ def _nv_fast(x3, bl, want_vals, nvm, p):
     vals = np.empty(n, np.float32) if want_vals else _DUMMY_F32
     scales = np.empty(B * nL * T, np.uint8)
     args = (flat, B, L, T, bl, codes, vals, scales, want_vals, nvm, p.sc)
-    if n < MIN_PARALLEL:
-        r = int(KN.nv_fast_chunk(0, B * nL, *args))     # small: no thread-pool round trip
-    else:
-        r = run_chunks_weighted(KN.nv_fast_chunk, B * nL, bl * T, *args)
+    r = run_chunks_weighted(KN.nv_fast_chunk, B * nL, bl * T, *args)
     if r < 0:
         return None
     out = vals if want_vals else codes

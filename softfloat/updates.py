@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels.updates import add_count_chunk
-from ._parallel import MIN_PARALLEL, run_chunks_each
+from ._parallel import run_chunks_each
 
 __all__ = ["add_update"]
 
@@ -42,10 +42,7 @@ def add_update(w, delta):
     wf = np.ascontiguousarray(w).reshape(-1)
     df = np.ascontiguousarray(delta).reshape(-1)
     new = np.empty(wf.size, np.float32)
-    if wf.size < MIN_PARALLEL:
-        parts = [add_count_chunk(0, wf.size, wf, df, new)]    # no thread-pool round trip
-    else:
-        parts = [r for _, r in run_chunks_each(add_count_chunk, wf.size, wf, df, new)]
+    parts = [r for _, r in run_chunks_each(add_count_chunk, wf.size, wf, df, new)]
     nz = sum(int(r) >> 32 for r in parts)
     lost = sum(int(r) & 0xFFFFFFFF for r in parts)
     return new.reshape(w.shape), nz, lost
